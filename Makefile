@@ -1,0 +1,39 @@
+# svc — see README.md. Two commands matter: `make run` and `make test`.
+GO      ?= go
+ARGS    ?=
+PKGS    := ./...
+BENCH   ?= .
+FUZZTIME ?= 20s
+
+.PHONY: run test fmt-check vet unit bench fuzz generate
+
+run:
+	@echo "The HTTP server arrives with the HTTP API issue; today svc is the runtime core (store, query engine)."
+	@echo "Try: make test, make bench."
+
+test: fmt-check vet unit
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+unit:
+	$(GO) test -race -count=1 $(PKGS)
+
+# Benchmarks of the runtime core at 100k objects (see README, Performance).
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 60m ./runtime/...
+
+# Runs every fuzz target for FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+generate:
+	$(GO) generate ./...

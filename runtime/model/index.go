@@ -1,0 +1,221 @@
+package model
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/svcrun/svc/runtime/object"
+)
+
+// Names of the default indexes every model has.
+const (
+	IndexName              = "metadata.name"
+	IndexLabels            = "metadata.labels"
+	IndexCreationTimestamp = "metadata.creationTimestamp"
+	IndexDeletionTimestamp = "metadata.deletionTimestamp"
+)
+
+// Order is an index's declared order. The store can walk every index both
+// ways; the order only matters to tools that display the declaration.
+type Order int
+
+// Index orders.
+const (
+	Asc Order = iota
+	Desc
+)
+
+// KeyType says how an index's values are typed, so that selector values
+// given as text are converted to keys that compare in the value's natural
+// order (9 < 10, -1 < 0, earlier < later).
+type KeyType int
+
+// Key types.
+const (
+	String KeyType = iota
+	Int
+	Float
+	Time
+	Bool
+	// Label is the type of the labels index only: one key per label.
+	Label
+)
+
+var keyTypeNames = [...]string{"string", "integer", "number", "date-time", "boolean", "label"}
+
+func (t KeyType) String() string { return keyTypeNames[t] }
+
+// Key is an index value in its order-preserving binary form. Keys of one
+// index compare with plain byte order. Build them with StringKey, IntKey,
+// FloatKey, TimeKey and BoolKey; every form is self-delimiting, so a key can
+// be followed by other bytes without changing the order.
+type Key string
+
+// StringKey encodes s. A 0x00 byte is escaped as 0x00 0xFF and the key ends
+// with 0x00 0x01, which keeps "a" < "a\x00" < "ab".
+func StringKey(s string) Key {
+	if strings.IndexByte(s, 0) < 0 {
+		return Key(s + "\x00\x01")
+	}
+	return Key(strings.ReplaceAll(s, "\x00", "\x00\xff") + "\x00\x01")
+}
+
+// IntKey encodes v as 8 big-endian bytes with the sign bit flipped, so that
+// negative numbers sort before positive ones.
+func IntKey(v int64) Key {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(v)^(1<<63))
+	return Key(b[:])
+}
+
+// FloatKey encodes v so that byte order is numeric order: positive numbers
+// get the sign bit set, negative numbers have every bit inverted.
+func FloatKey(v float64) Key {
+	u := math.Float64bits(v)
+	if u&(1<<63) != 0 {
+		u = ^u
+	} else {
+		u |= 1 << 63
+	}
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], u)
+	return Key(b[:])
+}
+
+// TimeKey encodes t as its Unix nanoseconds.
+func TimeKey(t time.Time) Key { return IntKey(t.UnixNano()) }
+
+// BoolKey encodes false before true.
+func BoolKey(v bool) Key {
+	if v {
+		return "\x01"
+	}
+	return "\x00"
+}
+
+// LabelKey encodes one label for the labels index: the key, a 0x00, the
+// value, a 0x00. Label keys and values never hold 0x00, so the prefix
+// LabelKeyPrefix(k) finds every object that has label k.
+func LabelKey(k, v string) Key { return Key(k + "\x00" + v + "\x00") }
+
+// LabelKeyPrefix is the prefix of every LabelKey for label key k.
+func LabelKeyPrefix(k string) Key { return Key(k + "\x00") }
+
+// ParseKey converts a selector value written as text into a key of type t.
+func ParseKey(t KeyType, s string) (Key, error) {
+	switch t {
+	case String:
+		return StringKey(s), nil
+	case Int:
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return "", fmt.Errorf("%q is not an integer", s)
+		}
+		return IntKey(v), nil
+	case Float:
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(v) {
+			return "", fmt.Errorf("%q is not a number", s)
+		}
+		return FloatKey(v), nil
+	case Time:
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return "", fmt.Errorf("%q is not an RFC 3339 date-time", s)
+		}
+		return TimeKey(v), nil
+	case Bool:
+		v, err := strconv.ParseBool(s)
+		if err != nil {
+			return "", fmt.Errorf("%q is not a boolean", s)
+		}
+		return BoolKey(v), nil
+	}
+	return "", fmt.Errorf("index of type %s cannot be compared with a value", t)
+}
+
+// FormatKey turns a key of type t back into text, for error messages.
+func FormatKey(t KeyType, k Key) string {
+	switch t {
+	case String:
+		s := strings.TrimSuffix(string(k), "\x00\x01")
+		return strings.ReplaceAll(s, "\x00\xff", "\x00")
+	case Int, Time:
+		if len(k) != 8 {
+			break
+		}
+		v := int64(binary.BigEndian.Uint64([]byte(k)) ^ (1 << 63))
+		if t == Time {
+			return time.Unix(0, v).UTC().Format(time.RFC3339Nano)
+		}
+		return strconv.FormatInt(v, 10)
+	case Float:
+		if len(k) != 8 {
+			break
+		}
+		u := binary.BigEndian.Uint64([]byte(k))
+		if u&(1<<63) != 0 {
+			u &^= 1 << 63
+		} else {
+			u = ^u
+		}
+		return strconv.FormatFloat(math.Float64frombits(u), 'g', -1, 64)
+	case Bool:
+		return strconv.FormatBool(k == "\x01")
+	case Label:
+		kv := strings.SplitN(strings.TrimSuffix(string(k), "\x00"), "\x00", 2)
+		return strings.Join(kv, "=")
+	}
+	return fmt.Sprintf("%q", string(k))
+}
+
+// KeyFunc appends an object's keys for one index to dst and returns it.
+// Appending nothing means the object has no value for the index. A
+// single-valued index appends at most one key.
+type KeyFunc func(obj object.Object, dst []Key) []Key
+
+// Index declares one index of a model.
+type Index struct {
+	// Name is unique within the model; the field path is recommended
+	// ("spec.slug"), and it is what sort and fieldSelector name.
+	Name  string
+	Order Order
+	// Unique makes a write fail when another object already has one of
+	// its keys for this index.
+	Unique bool
+	// Multi marks an index that may hold several keys per object.
+	Multi bool
+	Type  KeyType
+	Keys  KeyFunc
+}
+
+// DefaultIndexes returns the indexes every model has without declaring them.
+func DefaultIndexes() []Index {
+	return []Index{
+		{Name: IndexName, Unique: true, Type: String, Keys: func(o object.Object, dst []Key) []Key {
+			return append(dst, StringKey(o.GetEnvelope().Metadata.Name))
+		}},
+		{Name: IndexLabels, Multi: true, Type: Label, Keys: func(o object.Object, dst []Key) []Key {
+			for k, v := range o.GetEnvelope().Metadata.Labels {
+				dst = append(dst, LabelKey(k, v))
+			}
+			return dst
+		}},
+		{Name: IndexCreationTimestamp, Type: Time, Keys: func(o object.Object, dst []Key) []Key {
+			if t := o.GetEnvelope().Metadata.CreationTimestamp; t != nil {
+				dst = append(dst, TimeKey(*t))
+			}
+			return dst
+		}},
+		{Name: IndexDeletionTimestamp, Type: Time, Keys: func(o object.Object, dst []Key) []Key {
+			if t := o.GetEnvelope().Metadata.DeletionTimestamp; t != nil {
+				dst = append(dst, TimeKey(*t))
+			}
+			return dst
+		}},
+	}
+}

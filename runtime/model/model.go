@@ -1,0 +1,162 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/svcrun/svc/runtime/object"
+)
+
+// GroupVersion is an API group and version. The empty group belongs to the
+// core kinds; its apiVersion is the bare version ("v1alpha1").
+type GroupVersion struct {
+	Group   string
+	Version string
+}
+
+// String returns the apiVersion form: "group/version", or "version" for the
+// empty group.
+func (gv GroupVersion) String() string {
+	if gv.Group == "" {
+		return gv.Version
+	}
+	return gv.Group + "/" + gv.Version
+}
+
+// ParseAPIVersion splits an apiVersion. "v1" has the empty group;
+// "g/v" has group g; anything with more than one slash, or an empty part, is
+// an error.
+func ParseAPIVersion(s string) (GroupVersion, error) {
+	if strings.TrimSpace(s) == "" {
+		return GroupVersion{}, errors.New("apiVersion is empty")
+	}
+	g, v, found := strings.Cut(s, "/")
+	if !found {
+		return GroupVersion{Version: s}, nil
+	}
+	if g == "" || v == "" || strings.Contains(v, "/") {
+		return GroupVersion{}, fmt.Errorf("apiVersion %q is not of the form <group>/<version> or <version>", s)
+	}
+	return GroupVersion{Group: g, Version: v}, nil
+}
+
+// GroupVersionKind identifies a model by its kind.
+type GroupVersionKind struct {
+	Group   string
+	Version string
+	Kind    string
+}
+
+// GroupVersion drops the kind.
+func (gvk GroupVersionKind) GroupVersion() GroupVersion {
+	return GroupVersion{Group: gvk.Group, Version: gvk.Version}
+}
+
+// String returns "group/version/Kind", or "version/Kind" for the empty group.
+func (gvk GroupVersionKind) String() string {
+	return gvk.GroupVersion().String() + "/" + gvk.Kind
+}
+
+// GroupVersionResource identifies a model by its URL resource (plural).
+type GroupVersionResource struct {
+	Group    string
+	Version  string
+	Resource string
+}
+
+// String returns "group/version/resource".
+func (gvr GroupVersionResource) String() string {
+	return GroupVersion{gvr.Group, gvr.Version}.String() + "/" + gvr.Resource
+}
+
+// Model describes one registered kind: its identity, its indexes and how to
+// decode and validate its objects.
+type Model struct {
+	Group    string
+	Version  string
+	Kind     string
+	Plural   string
+	Singular string
+
+	// Indexes are the model's own indexes; Defaults are added by
+	// Register and must not be declared here.
+	Indexes []Index
+
+	// New returns an empty typed object to decode into. Nil means the model
+	// has no Go type and objects decode into *object.Unstructured.
+	New func() object.Object
+
+	// Validate checks a decoded object against the model's field rules and
+	// appends every violation. Nil means no rules beyond metadata syntax.
+	Validate func(obj object.Object, errs *object.FieldErrors)
+}
+
+// GVK returns the model's group, version and kind.
+func (m *Model) GVK() GroupVersionKind { return GroupVersionKind{m.Group, m.Version, m.Kind} }
+
+// GVR returns the model's group, version and plural.
+func (m *Model) GVR() GroupVersionResource {
+	return GroupVersionResource{m.Group, m.Version, m.Plural}
+}
+
+// APIVersion returns the apiVersion objects of this model carry.
+func (m *Model) APIVersion() string { return GroupVersion{m.Group, m.Version}.String() }
+
+// StorageKey names the model's data: "group/plural" ("plural" for the
+// empty group). The version is not part of it, as in Halo's store names.
+func (m *Model) StorageKey() string {
+	if m.Group == "" {
+		return m.Plural
+	}
+	return m.Group + "/" + m.Plural
+}
+
+// NewObject returns an empty object of the model, typed if possible.
+func (m *Model) NewObject() object.Object {
+	if m.New != nil {
+		return m.New()
+	}
+	return &object.Unstructured{}
+}
+
+// AllIndexes returns the default indexes followed by the model's own.
+func (m *Model) AllIndexes() []Index {
+	return append(DefaultIndexes(), m.Indexes...)
+}
+
+// Index looks an index up by name among the defaults and the model's own.
+func (m *Model) Index(name string) (Index, bool) {
+	for _, ix := range DefaultIndexes() {
+		if ix.Name == name {
+			return ix, true
+		}
+	}
+	for _, ix := range m.Indexes {
+		if ix.Name == name {
+			return ix, true
+		}
+	}
+	return Index{}, false
+}
+
+// Check reports the first mistake in the model's declaration.
+func (m *Model) Check() error {
+	if m.Version == "" || m.Kind == "" || m.Plural == "" {
+		return fmt.Errorf("model %s: version, kind and plural are required", m.GVK())
+	}
+	if m.Plural != strings.ToLower(m.Plural) || m.Singular != strings.ToLower(m.Singular) {
+		return fmt.Errorf("model %s: plural and singular must be lower case", m.GVK())
+	}
+	seen := map[string]bool{}
+	for _, ix := range m.AllIndexes() {
+		if ix.Name == "" || ix.Keys == nil {
+			return fmt.Errorf("model %s: index %q needs a name and a key function", m.GVK(), ix.Name)
+		}
+		if seen[ix.Name] {
+			return fmt.Errorf("model %s: index %q is declared twice (or clashes with a default index)", m.GVK(), ix.Name)
+		}
+		seen[ix.Name] = true
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+package query
+
+// ListResult is the list wire shape shared with Halo: exactly these nine
+// fields. Build it with NewListResult so the derived fields agree.
+type ListResult[T any] struct {
+	Page        int   `json:"page"`
+	Size        int   `json:"size"`
+	Total       int64 `json:"total"`
+	Items       []T   `json:"items"`
+	First       bool  `json:"first"`
+	Last        bool  `json:"last"`
+	HasNext     bool  `json:"hasNext"`
+	HasPrevious bool  `json:"hasPrevious"`
+	TotalPages  int64 `json:"totalPages"`
+}
+
+// NewListResult derives the paging flags: totalPages is 1 when size is 0
+// and ceil(total/size) otherwise (0 when total is 0); items is never nil.
+func NewListResult[T any](page, size int, total int64, items []T) ListResult[T] {
+	if items == nil {
+		items = []T{}
+	}
+	page = max(page, 1)
+	var pages int64
+	switch {
+	case size == 0:
+		pages = 1
+	case total > 0:
+		pages = (total + int64(size) - 1) / int64(size)
+	}
+	r := ListResult[T]{Page: page, Size: size, Total: total, Items: items, TotalPages: pages}
+	r.HasNext = int64(page) < pages
+	r.HasPrevious = page > 1
+	r.First = !r.HasPrevious
+	r.Last = !r.HasNext
+	return r
+}

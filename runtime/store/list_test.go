@@ -1,0 +1,334 @@
+package store_test
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svcrun/svc/runtime/query"
+	"github.com/svcrun/svc/runtime/store"
+	"github.com/svcrun/svc/runtime/store/storetest"
+)
+
+func mustQuery(t testing.TB, raw string) store.Query {
+	t.Helper()
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := query.Parse(v)
+	if err != nil {
+		t.Fatalf("parse %q: %v", raw, err)
+	}
+	return q
+}
+
+func names(res query.ListResult[*store.Record]) string {
+	var out []string
+	for _, r := range res.Items {
+		out = append(out, r.Name)
+	}
+	return strings.Join(out, ",")
+}
+
+// fixedClock makes creation times controllable so ties can be tested.
+type fixedClock struct{ t time.Time }
+
+func (c *fixedClock) now() time.Time { return c.t }
+
+func TestListExamples(t *testing.T) {
+	m := storetest.PersonModel()
+	m.Validate = nil // negative ages show the key order
+	clock := &fixedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := storetest.Open(t, store.Options{Now: clock.now}, m)
+	people := []struct {
+		name   string
+		age    *int64
+		labels map[string]string
+		tags   []string
+		tick   bool // advance the clock before creating
+	}{
+		{"a", storetest.Int64(9), map[string]string{"team": "x"}, []string{"go"}, true},
+		{"b", storetest.Int64(10), map[string]string{"team": "y"}, nil, true},
+		{"c", nil, map[string]string{"tier": "gold"}, []string{"go", "rust"}, false},
+		{"d", storetest.Int64(-1), nil, nil, true},
+		{"e", storetest.Int64(10), map[string]string{"team": "x", "tier": "gold"}, []string{"zig"}, false},
+	}
+	for _, p := range people {
+		if p.tick {
+			clock.t = clock.t.Add(time.Second)
+		}
+		obj := storetest.NewPerson(p.name, Spec{Name: strings.ToUpper(p.name), Age: p.age, Tags: p.tags})
+		obj.Metadata.Labels = p.labels
+		if _, err := s.Create(ctx, m, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Creation order: a (t1), b (t2), c (t2), d (t3), e (t3).
+	tests := []struct{ q, want string }{
+		{"", "d,e,b,c,a"}, // creation desc, then name asc
+		{"sort=metadata.creationTimestamp,asc", "a,b,c,d,e"},
+		{"sort=name,desc", "e,d,c,b,a"},
+		{"sort=spec.age,asc", "c,d,a,e,b"},  // absent first; 9 < 10; ties: creation desc
+		{"sort=spec.age,desc", "e,b,a,d,c"}, // absent last
+		{"sort=spec.age,desc&sort=name,desc", "e,b,a,d,c"},
+		{"sort=spec.age,asc&sort=name,desc", "c,d,a,e,b"},
+		{"labelSelector=team%3Dx", "e,a"},
+		{"labelSelector=team!%3Dx", "d,b,c"},
+		{"labelSelector=team", "e,b,a"},
+		{"labelSelector=!team", "d,c"},
+		{"labelSelector=team%3D(x,y)", "e,b,a"},
+		{"labelSelector=team&labelSelector=tier%3Dgold", "e"},
+		{"fieldSelector=spec.age%3D10", "e,b"},
+		{"fieldSelector=spec.age!%3D10", "d,a"}, // c has no age: excluded
+		{"fieldSelector=spec.age%3D(9,-1)", "d,a"},
+		{"fieldSelector=name%3Dc", "c"},
+		{"fieldSelector=spec.tags%3Dgo", "c,a"},
+		{"fieldSelector=spec.tags!%3Dgo", "e"},
+		{"fieldSelector=spec.name%3DB&labelSelector=team", "b"},
+		{"sort=spec.tags,asc", "d,b,c,a,e"}, // smallest tag; no tags first
+		{"size=2", "d,e"},
+		{"size=2&page=3", "a"},
+		{"size=2&page=4", ""},
+		{"size=2&page=2&labelSelector=team", "a"},
+		{"size=1&page=2&sort=spec.age,asc&labelSelector=!tier", "a"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.q, func(t *testing.T) {
+			res, err := s.List(ctx, m, mustQuery(t, tc.q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(res); got != tc.want {
+				t.Errorf("List(%s) = %s, want %s", tc.q, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestListResultNumbers(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	for i := range 5 {
+		if _, err := s.Create(ctx, m, storetest.NewPerson(fmt.Sprintf("p%d", i), Spec{Name: "x"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		q                                 string
+		page, size                        int
+		total, pages                      int64
+		first, last, hasNext, hasPrevious bool
+		items                             int
+	}{
+		{"", 1, 0, 5, 1, true, true, false, false, 5},
+		{"size=2", 1, 2, 5, 3, true, false, true, false, 2},
+		{"size=2&page=2", 2, 2, 5, 3, false, false, true, true, 2},
+		{"size=2&page=3", 3, 2, 5, 3, false, true, false, true, 1},
+		{"size=2&page=0", 1, 2, 5, 3, true, false, true, false, 2},
+		{"size=2&page=9", 9, 2, 5, 3, false, true, false, true, 0},
+		{"size=10&labelSelector=none", 1, 10, 0, 0, true, true, false, false, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.q, func(t *testing.T) {
+			r, err := s.List(ctx, m, mustQuery(t, tc.q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprint(r.Page, r.Size, r.Total, r.TotalPages, r.First, r.Last, r.HasNext, r.HasPrevious, len(r.Items), r.Items != nil)
+			want := fmt.Sprint(tc.page, tc.size, tc.total, tc.pages, tc.first, tc.last, tc.hasNext, tc.hasPrevious, tc.items, true)
+			if got != want {
+				t.Errorf("got %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+func TestListBadQueries(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	for _, q := range []string{"sort=spec.gender", "fieldSelector=spec.gender%3DMALE", "fieldSelector=spec.age%3Dold", "sort=metadata.labels", "fieldSelector=metadata.labels%3Dx"} {
+		t.Run(q, func(t *testing.T) {
+			_, err := s.List(ctx, m, mustQuery(t, q))
+			var pe *query.ParamError
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want *query.ParamError", err)
+			}
+		})
+	}
+}
+
+// TestListAgreesWithOracle checks random queries over random data against a
+// plain filter-and-sort written independently of the planner, across data
+// sizes that push the planner to both of its strategies.
+func TestListAgreesWithOracle(t *testing.T) {
+	for _, n := range []int{40, 3000} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(n), 7))
+			m := storetest.PersonModel()
+			m.Validate = nil
+			clock := &fixedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			s := storetest.Open(t, store.Options{Now: clock.now}, m)
+			type row struct {
+				name    string
+				created int64
+				age     *int64
+				labels  map[string]string
+				tags    []string
+			}
+			var rows []row
+			for i := range n {
+				if rng.IntN(3) == 0 {
+					clock.t = clock.t.Add(time.Millisecond)
+				}
+				r := row{name: fmt.Sprintf("p%05d", rng.IntN(1_000_000)), created: clock.t.UnixNano(), labels: map[string]string{}}
+				if rng.IntN(5) > 0 {
+					r.age = storetest.Int64(int64(rng.IntN(40) - 5))
+				}
+				if v := rng.IntN(10); v < 8 {
+					r.labels["team"] = fmt.Sprint("t", v%4)
+				}
+				if rng.IntN(50) == 0 {
+					r.labels["rare"] = "yes"
+				}
+				for range rng.IntN(3) {
+					r.tags = append(r.tags, fmt.Sprint("g", rng.IntN(5)))
+				}
+				obj := storetest.NewPerson(r.name, Spec{Name: "x", Age: r.age, Tags: r.tags})
+				obj.Metadata.Labels = r.labels
+				if _, err := s.Create(ctx, m, obj); err != nil {
+					continue // duplicate random name
+				}
+				slices.Sort(r.tags)
+				r.tags = slices.Compact(r.tags)
+				rows = append(rows, r)
+				_ = i
+			}
+			labelTerms := []string{"team=t1", "team!=t1", "team", "!team", "team=(t0,t2)", "rare=yes", "rare"}
+			fieldTerms := []string{"spec.age=3", "spec.age!=3", "spec.age=(1,2,30)", "spec.tags=g1", "spec.tags!=g2"}
+			sorts := []string{"", "spec.age,asc", "spec.age,desc", "name,desc", "metadata.creationTimestamp,asc", "spec.tags,desc"}
+			for iter := range 300 {
+				v := url.Values{}
+				for range rng.IntN(3) {
+					v.Add("labelSelector", labelTerms[rng.IntN(len(labelTerms))])
+				}
+				for range rng.IntN(2) {
+					v.Add("fieldSelector", fieldTerms[rng.IntN(len(fieldTerms))])
+				}
+				if srt := sorts[rng.IntN(len(sorts))]; srt != "" {
+					v.Add("sort", srt)
+				}
+				size := []int{0, 1, 7, 20}[rng.IntN(4)]
+				page := 1 + rng.IntN(4)
+				v.Set("size", strconv.Itoa(size))
+				v.Set("page", strconv.Itoa(page))
+				q, err := query.Parse(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := s.List(ctx, m, q)
+				if err != nil {
+					t.Fatalf("%d: List(%s): %v", iter, v.Encode(), err)
+				}
+				// The oracle.
+				keep := func(r row) bool {
+					for _, req := range q.Labels {
+						val, ok := r.labels[req.Key]
+						if !req.Matches(val, ok) {
+							return false
+						}
+					}
+					for _, req := range q.Fields {
+						var vals []string
+						switch req.Key {
+						case "spec.age":
+							if r.age != nil {
+								vals = []string{strconv.FormatInt(*r.age, 10)}
+							}
+						case "spec.tags":
+							vals = r.tags
+						}
+						hit := slices.ContainsFunc(vals, func(s string) bool { return slices.Contains(req.Values, s) })
+						if req.Op.String() == "Equals" || req.Op.String() == "In" {
+							if !hit {
+								return false
+							}
+						} else if hit || len(vals) == 0 {
+							return false
+						}
+					}
+					return true
+				}
+				var want []row
+				for _, r := range rows {
+					if keep(r) {
+						want = append(want, r)
+					}
+				}
+				cmpOpt := func(a, b *int64, desc bool) int {
+					switch {
+					case a == nil && b == nil:
+						return 0
+					case a == nil:
+						return -1
+					case b == nil:
+						return 1
+					}
+					return cmp.Compare(*a, *b)
+				}
+				tagKey := func(r row, desc bool) *int64 {
+					if len(r.tags) == 0 {
+						return nil
+					}
+					t := r.tags[0]
+					if desc {
+						t = r.tags[len(r.tags)-1]
+					}
+					n := int64(t[1] - '0')
+					return &n
+				}
+				slices.SortStableFunc(want, func(a, b row) int {
+					for _, srt := range q.Sorts {
+						c := 0
+						switch srt.Index {
+						case "spec.age":
+							c = cmpOpt(a.age, b.age, srt.Desc)
+						case "spec.tags":
+							c = cmpOpt(tagKey(a, srt.Desc), tagKey(b, srt.Desc), srt.Desc)
+						case "metadata.name":
+							c = cmp.Compare(a.name, b.name)
+						case "metadata.creationTimestamp":
+							c = cmp.Compare(a.created, b.created)
+						}
+						if srt.Desc {
+							c = -c
+						}
+						if c != 0 {
+							return c
+						}
+					}
+					return cmp.Or(cmp.Compare(b.created, a.created), cmp.Compare(a.name, b.name))
+				})
+				total := len(want)
+				if size > 0 {
+					lo := min((page-1)*size, len(want))
+					want = want[lo:min(lo+size, len(want))]
+				}
+				var wantNames []string
+				for _, r := range want {
+					wantNames = append(wantNames, r.name)
+				}
+				if got := names(res); got != strings.Join(wantNames, ",") || res.Total != int64(total) {
+					t.Fatalf("%d: List(%s)\n got   %d: %s\n want  %d: %s", iter, v.Encode(), res.Total, got, total, strings.Join(wantNames, ","))
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,128 @@
+package store
+
+import (
+	"slices"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
+)
+
+// Record is one stored object: its JSON exactly as served, plus what the
+// indexes and selectors need, extracted once at write time so that queries
+// never decode JSON. A Record is shared by readers and must never be
+// modified; writes build a new one.
+type Record struct {
+	Name    string
+	Version int64
+	// Data is the object's JSON (metadata.version included). Read-only.
+	Data []byte
+
+	labels   []string // key, value pairs sorted by key
+	created  model.Key
+	deletion model.Key // empty while the object is not being deleted
+	pending  bool      // has finalizers
+	keys     [][]model.Key
+}
+
+// Deleting reports whether the object carries a deletionTimestamp.
+func (r *Record) Deleting() bool { return r.deletion != "" }
+
+// Get implements selector.Labels over the record's labels.
+func (r *Record) Get(key string) (string, bool) {
+	l := r.labels
+	// Objects have few labels: a linear scan beats a binary search.
+	for i := 0; i < len(l); i += 2 {
+		if l[i] == key {
+			return l[i+1], true
+		}
+	}
+	return "", false
+}
+
+// newRecord extracts the index keys of obj, which must already carry its
+// final metadata, and pairs them with its JSON.
+func newRecord(m *model.Model, obj object.Object, data []byte) *Record {
+	md := &obj.GetEnvelope().Metadata
+	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: data, pending: len(md.Finalizers) > 0}
+	if n := len(md.Labels); n > 0 {
+		r.labels = make([]string, 0, 2*n)
+		for _, k := range sortedKeys(md.Labels) {
+			r.labels = append(r.labels, k, md.Labels[k])
+		}
+	}
+	if md.CreationTimestamp != nil {
+		r.created = model.TimeKey(*md.CreationTimestamp)
+	}
+	if md.DeletionTimestamp != nil {
+		r.deletion = model.TimeKey(*md.DeletionTimestamp)
+	}
+	if len(m.Indexes) > 0 {
+		r.keys = make([][]model.Key, len(m.Indexes))
+		for i, ix := range m.Indexes {
+			ks := ix.Keys(obj, nil)
+			if ix.Multi && len(ks) > 1 {
+				slices.Sort(ks)
+				ks = slices.Compact(ks)
+			}
+			r.keys[i] = ks
+		}
+	}
+	return r
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// indexKeys returns the record's keys for index number ix of
+// m.AllIndexes(): the defaults first (name, labels, creation, deletion),
+// then the model's own.
+func (r *Record) indexKeys(ix int) []model.Key {
+	switch ix {
+	case 0:
+		return []model.Key{model.StringKey(r.Name)}
+	case 1:
+		ks := make([]model.Key, 0, len(r.labels)/2)
+		for i := 0; i < len(r.labels); i += 2 {
+			ks = append(ks, model.LabelKey(r.labels[i], r.labels[i+1]))
+		}
+		return ks
+	case 2:
+		if r.created == "" {
+			return nil
+		}
+		return []model.Key{r.created}
+	case 3:
+		if r.deletion == "" {
+			return nil
+		}
+		return []model.Key{r.deletion}
+	}
+	return r.keys[ix-numDefaultIndexes]
+}
+
+// sortKey is the key a record sorts by on index ix: its only key, or for a
+// multi-valued index the smallest (ascending) or largest (descending).
+func (r *Record) sortKey(ix int, desc bool) (model.Key, bool) {
+	ks := r.indexKeys(ix)
+	if len(ks) == 0 {
+		return "", false
+	}
+	if desc {
+		return ks[len(ks)-1], true
+	}
+	return ks[0], true
+}
+
+// hasKey reports whether the record has key k on index ix.
+func (r *Record) hasKey(ix int, k model.Key) bool {
+	if ix == 0 {
+		return model.StringKey(r.Name) == k
+	}
+	return slices.Contains(r.indexKeys(ix), k)
+}

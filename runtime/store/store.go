@@ -1,0 +1,215 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/dirlock"
+	"github.com/svcrun/svc/runtime/store/wal"
+	"github.com/svcrun/svc/runtime/watch"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Dir is the data directory. Empty means a memory-only store that
+	// persists nothing (tests and throw-away servers).
+	Dir string
+	// SnapshotBytes is the WAL size after which a snapshot is taken and
+	// the log truncated. Default 64 MiB.
+	SnapshotBytes int64
+	// SegmentBytes is the WAL segment size. Default 64 MiB.
+	SegmentBytes int64
+	// WatchBuffer is how many events a watcher may fall behind before it is
+	// dropped. Default 1024.
+	WatchBuffer int
+	Logger      *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// maxBatch bounds how many writes share one memdb transaction and one fsync.
+const maxBatch = 512
+
+// Store keeps every object of every model in memory, indexed, and makes
+// each acknowledged write durable. See doc.go for the design.
+type Store struct {
+	opts Options
+	log  *slog.Logger
+	lock *dirlock.Lock
+	wal  *wal.Log // nil for a memory-only store
+
+	tablesMu sync.Mutex                       // serialises changes to tables
+	tables   atomic.Pointer[map[string]*table] // copy-on-write; readers load
+
+	ops     chan *op
+	held    *op // a control op that ended the previous batch
+	stop    chan struct{}
+	stopped chan struct{}
+	closed  atomic.Bool
+	failed  error // sticky WAL failure; only the committer touches it
+
+	snapMu   sync.Mutex // one snapshot at a time
+	snapWG   sync.WaitGroup
+	snapping atomic.Bool
+}
+
+// table holds one model's data. Its state is swapped whole, so a reader
+// sees a consistent model, db and phase.
+type table struct {
+	key   string
+	state atomic.Pointer[tableState]
+}
+
+type phase int
+
+const (
+	phaseRaw      phase = iota // data kept, no model registered
+	phaseBuilding              // model registered, indexes being built
+	phaseReady
+)
+
+type tableState struct {
+	model *model.Model // nil when raw
+	db    *memdb.MemDB
+	phase phase
+	hub   *watch.Hub[*Record] // nil when raw; closed on unregister
+}
+
+// Open opens (or creates) the store in opts.Dir: it takes the directory
+// lock, loads the newest snapshot and replays the write-ahead log. Objects
+// are restored by name only; Register builds a model's indexes.
+func Open(opts Options) (*Store, error) {
+	if opts.SnapshotBytes <= 0 {
+		opts.SnapshotBytes = 64 << 20
+	}
+	if opts.SegmentBytes <= 0 {
+		opts.SegmentBytes = 64 << 20
+	}
+	if opts.WatchBuffer <= 0 {
+		opts.WatchBuffer = 1024
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Store{
+		opts:    opts,
+		log:     opts.Logger,
+		ops:     make(chan *op, 4*maxBatch),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	s.tables.Store(&map[string]*table{})
+	if opts.Dir != "" {
+		if err := s.recover(); err != nil {
+			if s.wal != nil {
+				s.wal.Close()
+			}
+			if s.lock != nil {
+				s.lock.Release()
+			}
+			return nil, err
+		}
+	}
+	go s.run()
+	return s, nil
+}
+
+// Close stops the committer after the queued writes, waits for a running
+// snapshot, and closes the log. Watchers are dropped with watch.ErrClosed.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	close(s.stop)
+	<-s.stopped
+	s.snapWG.Wait()
+	for _, t := range *s.tables.Load() {
+		if h := t.state.Load().hub; h != nil {
+			h.Close()
+		}
+	}
+	var errs []error
+	if s.wal != nil {
+		errs = append(errs, s.wal.Close())
+	}
+	if s.lock != nil {
+		errs = append(errs, s.lock.Release())
+	}
+	return errors.Join(errs...)
+}
+
+// tableFor returns the table for key, creating an empty raw one.
+func (s *Store) tableFor(key string) *table {
+	if t, ok := (*s.tables.Load())[key]; ok {
+		return t
+	}
+	s.tablesMu.Lock()
+	defer s.tablesMu.Unlock()
+	old := *s.tables.Load()
+	if t, ok := old[key]; ok {
+		return t
+	}
+	t := &table{key: key}
+	db, err := memdb.NewMemDB(rawSchema())
+	if err != nil {
+		panic(fmt.Sprintf("store: raw schema: %v", err)) // a static schema; cannot fail
+	}
+	t.state.Store(&tableState{db: db})
+	next := make(map[string]*table, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[key] = t
+	s.tables.Store(&next)
+	return t
+}
+
+// ready returns the table state of m if m is registered and built.
+func (s *Store) ready(m *model.Model) (*table, *tableState, error) {
+	t, ok := (*s.tables.Load())[m.StorageKey()]
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: %w", m.GVK(), ErrNotRegistered)
+	}
+	st := t.state.Load()
+	switch {
+	case st.model != m:
+		return nil, nil, fmt.Errorf("%s: %w", m.GVK(), ErrNotRegistered)
+	case st.phase == phaseBuilding:
+		return nil, nil, fmt.Errorf("%s: %w", m.GVK(), ErrNotReady)
+	}
+	return t, st, nil
+}
+
+// Ready reports whether m is registered and its indexes are built.
+func (s *Store) Ready(m *model.Model) bool {
+	_, _, err := s.ready(m)
+	return err == nil
+}
+
+// submit hands an op to the committer and waits for its outcome. Waiting
+// ignores ctx once the op is queued: the write may already be in the log,
+// and its outcome must be reported truthfully.
+func (s *Store) submit(ctx context.Context, o *op) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	o.done = make(chan error, 1)
+	select {
+	case s.ops <- o:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.stop:
+		return ErrClosed
+	}
+	return <-o.done
+}

@@ -1,0 +1,66 @@
+package store
+
+import (
+	"context"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/watch"
+)
+
+// Event is a change delivered to a watcher.
+type Event = watch.Event[*Record]
+
+// Subscription is a live watch; see watch.Subscription.
+type Subscription = watch.Subscription[*Record]
+
+// WatchOptions narrow a watch.
+type WatchOptions struct {
+	// Query's label and field selectors filter events; paging and sort
+	// are ignored.
+	Query Query
+	// Name, when set, watches one object.
+	Name string
+	// SendInitial first delivers an Added event for every current match.
+	SendInitial bool
+}
+
+// Watch streams the changes of m's objects in commit order. The initial
+// events and the subscription are taken between two commits, so no change
+// is missed or seen twice. A watcher that falls behind by more than the
+// store's WatchBuffer events is dropped (watch.ErrSlow).
+func (s *Store) Watch(ctx context.Context, m *model.Model, opts WatchOptions) (*Subscription, error) {
+	if _, _, err := s.ready(m); err != nil {
+		return nil, err
+	}
+	p, err := compile(m, opts.Query)
+	if err != nil {
+		return nil, err
+	}
+	match := func(r *Record) bool {
+		return (opts.Name == "" || r.Name == opts.Name) && p.matches(r)
+	}
+	var sub *Subscription
+	err = s.submit(ctx, &op{control: true, apply: func(*batch) error {
+		_, st, err := s.ready(m)
+		if err != nil {
+			return err
+		}
+		var initial []Event
+		if opts.SendInitial {
+			p.sorts = p.sorts[:0]
+			p.sorts = append(p.sorts, sortKey{ix: ixName})
+			items, _, err := p.run(ctx, st.db.Txn(false), 1, 0)
+			if err != nil {
+				return err
+			}
+			for _, r := range items {
+				if match(r) {
+					initial = append(initial, Event{Type: watch.Added, Object: r})
+				}
+			}
+		}
+		sub = st.hub.Subscribe(match, initial)
+		return nil
+	}})
+	return sub, err
+}

@@ -1,0 +1,361 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
+)
+
+// Get returns the stored object named name. The record is shared: never
+// modify it.
+func (s *Store) Get(ctx context.Context, m *model.Model, name string) (*Record, error) {
+	_, st, err := s.ready(m)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := st.db.Txn(false).First(tableObjects, indexID, model.StringKey(name))
+	if err != nil {
+		return nil, fmt.Errorf("store: get %s/%s: %w", m.Plural, name, err)
+	}
+	if raw == nil {
+		return nil, &NotFoundError{Kind: m.GVK().String(), Name: name}
+	}
+	return raw.(*Record), nil
+}
+
+// Decode returns a fresh object of m decoded from rec, safe to modify.
+func Decode(m *model.Model, rec *Record) (object.Object, error) {
+	obj := m.NewObject()
+	if err := json.Unmarshal(rec.Data, obj); err != nil {
+		return nil, fmt.Errorf("store: decode %s/%s: %w", m.Plural, rec.Name, err)
+	}
+	return obj, nil
+}
+
+// Create stores a new object. The server sets version 0 and the creation
+// time and clears the deletion time; an empty name is generated from
+// metadata.generateName. obj is modified to carry the stored metadata.
+func (s *Store) Create(ctx context.Context, m *model.Model, obj object.Object) (*Record, error) {
+	if err := checkObject(m, obj); err != nil {
+		return nil, err
+	}
+	md := &obj.GetEnvelope().Metadata
+	generate := md.Name == ""
+	md.SetVersion(0)
+	md.CreationTimestamp = object.Timestamp(s.opts.Now())
+	md.DeletionTimestamp = nil
+	md.NormalizeFinalizers()
+	for attempt := 0; ; attempt++ {
+		if generate {
+			md.Name = md.GenerateName + randomSuffix()
+		}
+		rec, err := s.encode(m, obj)
+		if err != nil {
+			return nil, err
+		}
+		err = s.submit(ctx, &op{apply: func(b *batch) error {
+			t, _, err := s.ready(m)
+			if err != nil {
+				return err
+			}
+			txn := b.txn(t)
+			if cur, _ := txn.First(tableObjects, indexID, model.StringKey(rec.Name)); cur != nil {
+				return &AlreadyExistsError{Kind: m.GVK().String(), Name: rec.Name}
+			}
+			if err := checkUnique(b, t, m, rec); err != nil {
+				return err
+			}
+			b.put(t, nil, rec)
+			return nil
+		}})
+		if generate && errors.Is(err, ErrAlreadyExists) && attempt < 8 {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store: create %s/%s: %w", m.Plural, rec.Name, err)
+		}
+		return rec, nil
+	}
+}
+
+// Update replaces an object. obj must carry the current metadata.version
+// (optimistic lock); creation and deletion times keep their stored values.
+// A write identical to what is stored changes nothing, not even the
+// version. When the object is being deleted and the update leaves no
+// finalizers, the object is removed for good. obj is modified to carry
+// the stored metadata.
+func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (*Record, error) {
+	if err := checkObject(m, obj); err != nil {
+		return nil, err
+	}
+	md := &obj.GetEnvelope().Metadata
+	kind := m.GVK().String()
+	if md.Version == nil {
+		return nil, &ConflictError{Kind: kind, Name: md.Name, Reason: "metadata.version is required for an update"}
+	}
+	want := *md.Version
+	cur, err := s.Get(ctx, m, md.Name)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Version != want {
+		return nil, versionConflict(kind, md.Name, want, cur.Version)
+	}
+	// The client can neither set nor clear server-managed fields.
+	curObj, err := Decode(m, cur)
+	if err != nil {
+		return nil, err
+	}
+	cm := &curObj.GetEnvelope().Metadata
+	md.CreationTimestamp = cm.CreationTimestamp
+	md.DeletionTimestamp = cm.DeletionTimestamp
+	md.GenerateName = cm.GenerateName
+	md.NormalizeFinalizers()
+	same, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, md.Name, err)
+	}
+	if bytes.Equal(same, cur.Data) {
+		return cur, nil
+	}
+	md.SetVersion(want + 1)
+	rec, err := s.encode(m, obj)
+	if err != nil {
+		return nil, err
+	}
+	err = s.submit(ctx, &op{apply: func(b *batch) error {
+		t, _, err := s.ready(m)
+		if err != nil {
+			return err
+		}
+		old, err := current(b, t, kind, rec.Name)
+		if err != nil {
+			return err
+		}
+		if old.Version != want || old.created != rec.created {
+			return versionConflict(kind, rec.Name, want, old.Version)
+		}
+		if rec.Deleting() && !rec.pending {
+			b.remove(t, old, rec)
+			return nil
+		}
+		if err := checkUnique(b, t, m, rec); err != nil {
+			return err
+		}
+		b.put(t, old, rec)
+		return nil
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("store: update %s/%s: %w", m.Plural, rec.Name, err)
+	}
+	return rec, nil
+}
+
+// Delete marks an object deleted by setting its deletionTimestamp (once; a
+// repeated delete changes nothing) and removes it for good when it has no
+// finalizers. It returns the object as marked.
+func (s *Store) Delete(ctx context.Context, m *model.Model, name string) (*Record, error) {
+	for attempt := 0; ; attempt++ {
+		cur, err := s.Get(ctx, m, name)
+		if err != nil {
+			return nil, err
+		}
+		if cur.Deleting() {
+			return cur, nil
+		}
+		rec, err := s.markDeleted(m, cur)
+		if err != nil {
+			return nil, err
+		}
+		err = s.submit(ctx, &op{apply: func(b *batch) error {
+			t, _, err := s.ready(m)
+			if err != nil {
+				return err
+			}
+			old, err := current(b, t, m.GVK().String(), name)
+			if err != nil {
+				return err
+			}
+			if old != cur {
+				return errRetry
+			}
+			applyDelete(b, t, old, rec)
+			return nil
+		}})
+		if errors.Is(err, errRetry) && attempt < 16 {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store: delete %s/%s: %w", m.Plural, name, err)
+		}
+		return rec, nil
+	}
+}
+
+// errRetry tells a writer that the object changed between its read and
+// the commit; it reads again.
+var errRetry = errors.New("object changed concurrently")
+
+func applyDelete(b *batch, t *table, old, rec *Record) {
+	if rec.pending {
+		b.put(t, old, rec)
+	} else {
+		b.remove(t, old, rec)
+	}
+}
+
+// markDeleted returns cur with a deletionTimestamp and the next version.
+func (s *Store) markDeleted(m *model.Model, cur *Record) (*Record, error) {
+	obj, err := Decode(m, cur)
+	if err != nil {
+		return nil, err
+	}
+	md := &obj.GetEnvelope().Metadata
+	md.DeletionTimestamp = object.Timestamp(s.opts.Now())
+	md.SetVersion(cur.Version + 1)
+	return s.encode(m, obj)
+}
+
+// DeleteCollection marks every object matching q's selectors deleted, in
+// one atomic write, and returns them as marked. Paging and sorting of q
+// are ignored; objects already being deleted are left as they are.
+func (s *Store) DeleteCollection(ctx context.Context, m *model.Model, q Query) ([]*Record, error) {
+	q.Page, q.Size = 1, 0
+	for attempt := 0; ; attempt++ {
+		res, err := s.List(ctx, m, q)
+		if err != nil {
+			return nil, err
+		}
+		var olds, recs []*Record
+		for _, cur := range res.Items {
+			if cur.Deleting() {
+				continue
+			}
+			rec, err := s.markDeleted(m, cur)
+			if err != nil {
+				return nil, err
+			}
+			olds, recs = append(olds, cur), append(recs, rec)
+		}
+		if len(recs) == 0 {
+			return []*Record{}, nil
+		}
+		err = s.submit(ctx, &op{apply: func(b *batch) error {
+			t, _, err := s.ready(m)
+			if err != nil {
+				return err
+			}
+			for i, rec := range recs {
+				old, err := current(b, t, m.GVK().String(), rec.Name)
+				if err != nil || old != olds[i] {
+					return errRetry
+				}
+			}
+			for i, rec := range recs {
+				applyDelete(b, t, olds[i], rec)
+			}
+			return nil
+		}})
+		if errors.Is(err, errRetry) && attempt < 16 {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store: delete collection %s: %w", m.Plural, err)
+		}
+		return recs, nil
+	}
+}
+
+// current reads the object named name inside the batch, which sees the
+// batch's own earlier writes.
+func current(b *batch, t *table, kind, name string) (*Record, error) {
+	raw, err := b.txn(t).First(tableObjects, indexID, model.StringKey(name))
+	if err != nil {
+		return nil, fmt.Errorf("store: read %s: %w", name, err)
+	}
+	if raw == nil {
+		return nil, &NotFoundError{Kind: kind, Name: name}
+	}
+	return raw.(*Record), nil
+}
+
+func versionConflict(kind, name string, sent, stored int64) error {
+	return &ConflictError{Kind: kind, Name: name,
+		Reason: fmt.Sprintf("metadata.version %d does not match the stored version %d; read the object again and retry", sent, stored)}
+}
+
+// checkUnique fails when another object holds one of rec's keys on a
+// unique index. memdb does not enforce uniqueness of secondary indexes.
+func checkUnique(b *batch, t *table, m *model.Model, rec *Record) error {
+	txn := b.txn(t)
+	for i, ix := range m.Indexes {
+		if !ix.Unique {
+			continue
+		}
+		for _, k := range rec.keys[i] {
+			prefix := append([]byte{tagPresent}, k...)
+			it, err := txn.Get(tableObjects, memdbIndex(numDefaultIndexes+i)+"_prefix", prefix)
+			if err != nil {
+				return fmt.Errorf("store: unique check %s: %w", ix.Name, err)
+			}
+			for raw := it.Next(); raw != nil; raw = it.Next() {
+				if other := raw.(*Record); other.Name != rec.Name {
+					return &UniqueError{Kind: m.GVK().String(), Index: ix.Name, Value: model.FormatKey(ix.Type, k), Holder: other.Name}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkObject validates what the client controls: apiVersion and kind (an
+// empty one is filled in), metadata syntax and the model's field rules.
+func checkObject(m *model.Model, obj object.Object) error {
+	env := obj.GetEnvelope()
+	var errs object.FieldErrors
+	switch env.APIVersion {
+	case "":
+		env.APIVersion = m.APIVersion()
+	case m.APIVersion():
+	default:
+		errs.Add("apiVersion", "must be %q for %s, not %q", m.APIVersion(), m.Plural, env.APIVersion)
+	}
+	switch env.Kind {
+	case "":
+		env.Kind = m.Kind
+	case m.Kind:
+	default:
+		errs.Add("kind", "must be %q for %s, not %q", m.Kind, m.Plural, env.Kind)
+	}
+	object.ValidateMetadata(&env.Metadata, &errs)
+	if m.Validate != nil {
+		m.Validate(obj, &errs)
+	}
+	return errs.Err()
+}
+
+// encode serialises obj (with its final metadata) into a new record.
+func (s *Store) encode(m *model.Model, obj object.Object) (*Record, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, obj.GetEnvelope().Metadata.Name, err)
+	}
+	return newRecord(m, obj, data), nil
+}
+
+const suffixAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+// randomSuffix returns 8 random lowercase alphanumerics for generateName.
+func randomSuffix() string {
+	var b [8]byte
+	for i := range b {
+		b[i] = suffixAlphabet[rand.IntN(len(suffixAlphabet))]
+	}
+	return string(b[:])
+}

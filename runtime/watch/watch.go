@@ -1,0 +1,154 @@
+package watch
+
+import (
+	"errors"
+	"sync"
+)
+
+// EventType is the kind of a watch event, as on the wire.
+type EventType string
+
+// Event types.
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+)
+
+// Event is what a subscriber receives.
+type Event[T any] struct {
+	Type   EventType
+	Object T
+}
+
+// Change is a committed change of one object: Old is absent for a create
+// and New for a final removal.
+type Change[T any] struct {
+	Old, New       T
+	HasOld, HasNew bool
+}
+
+// ErrSlow is reported for a subscriber dropped because its buffer was full.
+var ErrSlow = errors.New("watch: subscriber too slow, events were dropped")
+
+// ErrClosed is reported for a subscriber whose hub shut down.
+var ErrClosed = errors.New("watch: closed")
+
+// Subscription receives events on C until it is closed; then Err says why.
+type Subscription[T any] struct {
+	C     <-chan Event[T]
+	c     chan Event[T]
+	match func(T) bool
+	hub   *Hub[T]
+	err   error
+	done  bool
+}
+
+// Err returns why C was closed: nil after Close, ErrSlow or ErrClosed.
+func (s *Subscription[T]) Err() error {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	return s.err
+}
+
+// Close stops the subscription; C is closed.
+func (s *Subscription[T]) Close() {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	s.hub.drop(s, nil)
+}
+
+// Hub fans changes of one model out to its subscribers.
+type Hub[T any] struct {
+	mu     sync.Mutex
+	subs   map[*Subscription[T]]struct{}
+	buffer int
+	closed bool
+}
+
+// NewHub returns a hub whose subscribers buffer up to buffer events.
+func NewHub[T any](buffer int) *Hub[T] {
+	return &Hub[T]{subs: map[*Subscription[T]]struct{}{}, buffer: max(buffer, 1)}
+}
+
+// Subscribe registers a subscriber that sees the objects match accepts (nil
+// accepts all). An object that starts matching arrives as Added and one
+// that stops matching as Deleted, so the subscriber's view stays exact.
+// initial events, if any, are queued first; they must fit the buffer.
+func (h *Hub[T]) Subscribe(match func(T) bool, initial []Event[T]) *Subscription[T] {
+	c := make(chan Event[T], h.buffer+len(initial))
+	s := &Subscription[T]{C: c, c: c, match: match, hub: h}
+	for _, e := range initial {
+		c <- e
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		h.drop(s, ErrClosed)
+		return s
+	}
+	h.subs[s] = struct{}{}
+	return s
+}
+
+// Len returns the number of live subscribers.
+func (h *Hub[T]) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+// Publish delivers one change to every interested subscriber without
+// blocking; a subscriber whose buffer is full is dropped with ErrSlow.
+func (h *Hub[T]) Publish(ch Change[T]) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		ev, ok := s.translate(ch)
+		if !ok {
+			continue
+		}
+		select {
+		case s.c <- ev:
+		default:
+			h.drop(s, ErrSlow)
+		}
+	}
+}
+
+// Close drops every subscriber with ErrClosed and refuses new ones.
+func (h *Hub[T]) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for s := range h.subs {
+		h.drop(s, ErrClosed)
+	}
+}
+
+// drop must be called with h.mu held.
+func (h *Hub[T]) drop(s *Subscription[T], err error) {
+	if s.done {
+		return
+	}
+	s.done = true
+	s.err = err
+	delete(h.subs, s)
+	close(s.c)
+}
+
+func (s *Subscription[T]) translate(ch Change[T]) (Event[T], bool) {
+	oldOK := ch.HasOld && (s.match == nil || s.match(ch.Old))
+	newOK := ch.HasNew && (s.match == nil || s.match(ch.New))
+	switch {
+	case oldOK && newOK:
+		return Event[T]{Modified, ch.New}, true
+	case newOK:
+		return Event[T]{Added, ch.New}, true
+	case oldOK && ch.HasNew:
+		return Event[T]{Deleted, ch.New}, true
+	case oldOK:
+		return Event[T]{Deleted, ch.Old}, true
+	}
+	return Event[T]{}, false
+}
