@@ -1,0 +1,133 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store"
+	"github.com/svcrun/svc/runtime/store/dirlock"
+	"github.com/svcrun/svc/runtime/store/storetest"
+	"github.com/svcrun/svc/runtime/store/wal"
+)
+
+// dump lists every object as name@version:data, in name order.
+func dump(t *testing.T, s *store.Store, m *model.Model) []string {
+	t.Helper()
+	res, err := s.List(ctx, m, mustQuery(t, "sort=name,asc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range res.Items {
+		out = append(out, fmt.Sprintf("%s@%d:%s", r.Name, r.Version, r.Data))
+	}
+	return out
+}
+
+func TestReopenRestoresEveryWrite(t *testing.T) {
+	for _, snapshotBytes := range []int64{64 << 20, 2 << 10} { // never vs often
+		t.Run(fmt.Sprint("snapshot-every-", snapshotBytes), func(t *testing.T) {
+			dir := t.TempDir()
+			opts := store.Options{Dir: dir, SnapshotBytes: snapshotBytes, SegmentBytes: 4 << 10}
+			m := storetest.PersonModel()
+			s, err := store.Open(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Register(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 60 {
+				p := storetest.NewPerson(fmt.Sprintf("p%02d", i), Spec{Name: "x", Email: fmt.Sprintf("p%d@example.com", i)})
+				if i%3 == 0 {
+					p.Metadata.Finalizers = []string{"example.com/keep"}
+				}
+				if _, err := s.Create(ctx, m, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; i < 60; i += 2 {
+				if _, err := s.Delete(ctx, m, fmt.Sprintf("p%02d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec, _ := s.Get(ctx, m, "p01")
+			p := decode(t, rec)
+			p.Spec.Age = storetest.Int64(5)
+			if _, err := s.Update(ctx, m, p); err != nil {
+				t.Fatal(err)
+			}
+			before := dump(t, s, m)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if snapshotBytes < 1<<20 {
+				snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*.snap"))
+				if len(snaps) == 0 {
+					t.Fatal("no snapshot was taken")
+				}
+			}
+			s2, err := store.Open(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Close()
+			m2 := storetest.PersonModel()
+			if err := s2.Register(ctx, m2); err != nil {
+				t.Fatal(err)
+			}
+			after := dump(t, s2, m2)
+			if fmt.Sprint(before) != fmt.Sprint(after) {
+				t.Fatalf("restored state differs:\nbefore %d objects\nafter  %d objects", len(before), len(after))
+			}
+			if len(after) != 40 {
+				t.Fatalf("restored %d objects, want 40 (30 kept + 10 deleting with finalizers)", len(after))
+			}
+		})
+	}
+}
+
+func TestSecondProcessCannotOpen(t *testing.T) {
+	dir := t.TempDir()
+	s, err := store.Open(store.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := store.Open(store.Options{Dir: dir}); !errors.Is(err, dirlock.ErrLocked) {
+		t.Fatalf("second Open = %v, want ErrLocked", err)
+	}
+}
+
+func TestDamagedLogIsAStartupError(t *testing.T) {
+	dir := t.TempDir()
+	m := storetest.PersonModel()
+	s := storetest.Open(t, store.Options{Dir: dir}, m)
+	for i := range 5 {
+		if _, err := s.Create(ctx, m, storetest.NewPerson(fmt.Sprintf("p%d", i), Spec{Name: "x"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	segs, _ := filepath.Glob(filepath.Join(dir, "wal", "*.wal"))
+	if len(segs) != 1 {
+		t.Fatalf("segments = %v", segs)
+	}
+	b, err := os.ReadFile(segs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[40] ^= 0xff // inside the first record, with valid records after it
+	if err := os.WriteFile(segs[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.Open(store.Options{Dir: dir})
+	var ce *wal.CorruptError
+	if !errors.As(err, &ce) || ce.File != segs[0] {
+		t.Fatalf("Open = %v, want a *wal.CorruptError naming %s", err, segs[0])
+	}
+}
