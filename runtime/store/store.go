@@ -45,7 +45,7 @@ type Store struct {
 	lock *dirlock.Lock
 	wal  *wal.Log // nil for a memory-only store
 
-	tablesMu sync.Mutex                       // serialises changes to tables
+	tablesMu sync.Mutex                        // serialises changes to tables
 	tables   atomic.Pointer[map[string]*table] // copy-on-write; readers load
 
 	ops     chan *op
