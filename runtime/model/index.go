@@ -47,7 +47,12 @@ const (
 
 var keyTypeNames = [...]string{"string", "integer", "number", "date-time", "boolean", "label"}
 
-func (t KeyType) String() string { return keyTypeNames[t] }
+func (t KeyType) String() string {
+	if t < 0 || int(t) >= len(keyTypeNames) {
+		return "KeyType(" + strconv.Itoa(int(t)) + ")"
+	}
+	return keyTypeNames[t]
+}
 
 // Key is an index value in its order-preserving binary form. Keys of one
 // index compare with plain byte order. Build them with StringKey, IntKey,
@@ -73,8 +78,15 @@ func IntKey(v int64) Key {
 }
 
 // FloatKey encodes v so that byte order is numeric order: positive numbers
-// get the sign bit set, negative numbers have every bit inverted.
+// get the sign bit set, negative numbers have every bit inverted. -Inf
+// sorts first and +Inf last. Negative zero is encoded as zero, because the
+// two are equal numbers: an equality selector "0" must find a stored -0,
+// and a unique index must not hold both. NaN has no place in numeric order
+// (ParseKey refuses it; JSON cannot carry it).
 func FloatKey(v float64) Key {
+	if v == 0 {
+		v = 0 // turns -0 into +0
+	}
 	u := math.Float64bits(v)
 	if u&(1<<63) != 0 {
 		u = ^u
@@ -86,8 +98,20 @@ func FloatKey(v float64) Key {
 	return Key(b[:])
 }
 
-// TimeKey encodes t as its Unix nanoseconds.
-func TimeKey(t time.Time) Key { return IntKey(t.UnixNano()) }
+// TimeKey encodes t as its Unix seconds (as IntKey does) followed by the
+// nanoseconds within the second as 4 big-endian bytes: 12 bytes that order
+// every time.Time correctly. (Unix nanoseconds in an int64 only cover the
+// years 1678 to 2262; the zero time.Time, year 1, and RFC 3339 dates such as
+// 9999-12-31 fall outside and would overflow into a wrong order.) Times
+// that are the same instant in different zones get the same key.
+func TimeKey(t time.Time) Key {
+	var b [timeKeyLen]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(t.Unix())^(1<<63))
+	binary.BigEndian.PutUint32(b[8:], uint32(t.Nanosecond()))
+	return Key(b[:])
+}
+
+const timeKeyLen = 12
 
 // BoolKey encodes false before true.
 func BoolKey(v bool) Key {
@@ -144,15 +168,18 @@ func FormatKey(t KeyType, k Key) string {
 	case String:
 		s := strings.TrimSuffix(string(k), "\x00\x01")
 		return strings.ReplaceAll(s, "\x00\xff", "\x00")
-	case Int, Time:
+	case Int:
 		if len(k) != 8 {
 			break
 		}
-		v := int64(binary.BigEndian.Uint64([]byte(k)) ^ (1 << 63))
-		if t == Time {
-			return time.Unix(0, v).UTC().Format(time.RFC3339Nano)
+		return strconv.FormatInt(int64(binary.BigEndian.Uint64([]byte(k))^(1<<63)), 10)
+	case Time:
+		if len(k) != timeKeyLen {
+			break
 		}
-		return strconv.FormatInt(v, 10)
+		sec := int64(binary.BigEndian.Uint64([]byte(k[:8])) ^ (1 << 63))
+		nsec := int64(binary.BigEndian.Uint32([]byte(k[8:])))
+		return time.Unix(sec, nsec).UTC().Format(time.RFC3339Nano)
 	case Float:
 		if len(k) != 8 {
 			break

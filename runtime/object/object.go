@@ -52,14 +52,32 @@ func (m *Metadata) SetVersion(v int64) { m.Version = &v }
 func (m *Metadata) HasFinalizer(f string) bool { return slices.Contains(m.Finalizers, f) }
 
 // NormalizeFinalizers turns the finalizer list into a sorted set, so that two
-// objects with the same set serialise identically.
+// objects with the same set serialise identically. An empty list becomes
+// nil. A list that is not already a sorted set is replaced by a new slice:
+// the old one may be shared (a copied Metadata, a caller's slice), and
+// sorting and compacting it in place would reorder it and blank its tail
+// under its other owner.
 func (m *Metadata) NormalizeFinalizers() {
 	if len(m.Finalizers) == 0 {
 		m.Finalizers = nil
 		return
 	}
-	slices.Sort(m.Finalizers)
-	m.Finalizers = slices.Compact(m.Finalizers)
+	if isSortedSet(m.Finalizers) {
+		return
+	}
+	f := slices.Clone(m.Finalizers)
+	slices.Sort(f)
+	m.Finalizers = slices.Compact(f)
+}
+
+// isSortedSet reports whether s is strictly increasing.
+func isSortedSet(s []string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i-1] >= s[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Timestamp returns t as the server stores timestamps: UTC.

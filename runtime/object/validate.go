@@ -1,9 +1,15 @@
 package object
 
 import (
+	"maps"
+	"slices"
 	"strconv"
-	"strings"
 )
+
+// generatedSuffixSample stands for the 8 random characters the store
+// appends to metadata.generateName; any 8 lower case alphanumerics are
+// equivalent for validation.
+const generatedSuffixSample = "aaaaaaaa"
 
 // ValidateMetadata checks the client-settable metadata of m against the
 // syntax rules (CONTRACT §2) and appends every violation to errs. An empty
@@ -17,21 +23,25 @@ func ValidateMetadata(m *Metadata, errs *FieldErrors) {
 	case m.GenerateName == "":
 		errs.Add("metadata.name", "is required (or set metadata.generateName)")
 	default:
-		// The generated name is generateName plus 8 characters, which must
-		// still be a valid name.
-		if err := ValidateName(strings.TrimRight(m.GenerateName, "-") + "-aaaaaaaa"); err != nil || len(m.GenerateName)+8 > 253 {
+		// The generated name is generateName plus 8 random lower case
+		// alphanumerics, so generateName is a valid prefix exactly when
+		// generateName + "aaaaaaaa" is a valid name; that also caps it at
+		// 245 characters.
+		if err := ValidateName(m.GenerateName + generatedSuffixSample); err != nil {
 			errs.Add("metadata.generateName", "must be a valid name prefix (lower case alphanumerics or '-', starting with an alphanumeric, at most 245 characters)")
 		}
 	}
-	for k, v := range m.Labels {
+	// Maps are walked in key order so that the violations, and so the
+	// error response, are the same on every run.
+	for _, k := range slices.Sorted(maps.Keys(m.Labels)) {
 		if err := ValidateLabelKey(k); err != nil {
 			errs.Add("metadata.labels["+k+"]", "invalid key: %s", err)
 		}
-		if err := ValidateLabelValue(v); err != nil {
+		if err := ValidateLabelValue(m.Labels[k]); err != nil {
 			errs.Add("metadata.labels["+k+"]", "invalid value: %s", err)
 		}
 	}
-	for k := range m.Annotations {
+	for _, k := range slices.Sorted(maps.Keys(m.Annotations)) {
 		if err := ValidateLabelKey(k); err != nil {
 			errs.Add("metadata.annotations["+k+"]", "invalid key: %s", err)
 		}

@@ -16,11 +16,13 @@ type ListResult[T any] struct {
 
 // NewListResult derives the paging flags: totalPages is 1 when size is 0
 // and ceil(total/size) otherwise (0 when total is 0); items is never nil.
+// A page below 1 is taken as 1 and a negative size as 0, as Halo does.
 func NewListResult[T any](page, size int, total int64, items []T) ListResult[T] {
 	if items == nil {
 		items = []T{}
 	}
 	page = max(page, 1)
+	size = max(size, 0)
 	var pages int64
 	switch {
 	case size == 0:

@@ -120,6 +120,14 @@ func (s *Store) commit(ops []*op) {
 		b.txns[t].Commit()
 	}
 	for _, c := range b.changes {
+		st := c.t.state.Load()
+		if c.c.HasNew {
+			st.byName.Store(c.c.New.Name, c.c.New)
+		} else {
+			st.byName.Delete(c.c.Old.Name)
+		}
+	}
+	for _, c := range b.changes {
 		c.t.state.Load().hub.Publish(c.c)
 	}
 	for i, o := range ops {

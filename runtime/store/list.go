@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
@@ -159,6 +160,13 @@ func (p *plan) matches(r *Record) bool {
 // sorts first ascending and last descending.
 func (p *plan) compare(a, b *Record) int {
 	for _, sk := range p.sorts {
+		if sk.ix == ixName {
+			c := strings.Compare(a.Name, b.Name)
+			if sk.desc {
+				c = -c
+			}
+			return c
+		}
 		ka, oka := a.sortKey(sk.ix, sk.desc)
 		kb, okb := b.sortKey(sk.ix, sk.desc)
 		c := 0
@@ -187,6 +195,10 @@ type source struct {
 	prefixes [][]byte
 	count    int64 // exact, or an upper estimate when !exact
 	exact    bool
+	// dedupe: an object may appear under several prefixes (a set term on
+	// a multi-valued index). A label has one value, so label sources never
+	// repeat an object.
+	dedupe bool
 }
 
 const (
@@ -221,7 +233,7 @@ func (p *plan) run(ctx context.Context, txn *memdb.Txn, page, size int) ([]*Reco
 		if f.op != selector.Equals && f.op != selector.In {
 			continue
 		}
-		src := &source{index: memdbIndex(f.ix), exact: true}
+		src := &source{index: memdbIndex(f.ix), exact: true, dedupe: p.multi[f.ix] && len(f.keys) > 1}
 		for _, k := range f.keys {
 			src.prefixes = append(src.prefixes, fieldPrefix(f.ix, k))
 		}
@@ -334,7 +346,7 @@ func each(ctx context.Context, txn *memdb.Txn, src *source, fn func(*Record) boo
 		src = &source{index: indexID, prefixes: [][]byte{nil}}
 	}
 	var seen map[string]struct{}
-	if len(src.prefixes) > 1 || src.index == model.IndexLabels && len(src.prefixes[0]) > 0 && !bytes.HasSuffix(src.prefixes[0], []byte{0, 0}) {
+	if src.dedupe {
 		seen = map[string]struct{}{}
 	}
 	n := 0
@@ -399,76 +411,130 @@ func (p *plan) countMatches(ctx context.Context, txn *memdb.Txn, src *source) (i
 	return n, err
 }
 
-// stream walks the first sort key's index in order. Ties of that key are
-// gathered and ordered by the remaining keys unless the walk already
-// yields them in order.
+// stream walks the first sort key's index in order, tests every object
+// against the terms, skips the offset and stops when the page is full.
+//
+// Walking an index forward yields ties in the default tail order (creation
+// desc, name asc). A descending walk with the default tail therefore goes
+// backwards over the groups of equal keys but forwards inside each group;
+// any other tail gathers each group of ties and sorts it.
 func (p *plan) stream(ctx context.Context, txn *memdb.Txn, offset int64, size int) ([]*Record, error) {
 	first := p.sorts[0]
 	// The creation index holds inverted times: walking it forward is
 	// newest first.
 	reverse := first.desc != (first.ix == ixCreated)
 	rest := p.sorts[1:]
-	natural := !reverse && (len(rest) == 0 ||
+	defaultTail := len(rest) == 0 ||
 		first.ix == ixCreated && len(rest) == 1 && rest[0] == sortKey{ix: ixName} ||
-		len(rest) == 2 && rest[0] == sortKey{ix: ixCreated, desc: true} && rest[1] == sortKey{ix: ixName})
+		len(rest) == 2 && rest[0] == sortKey{ix: ixCreated, desc: true} && rest[1] == sortKey{ix: ixName}
+	index := memdbIndex(first.ix) + "_prefix"
+	out := make([]*Record, 0, size)
+	visited := 0
+	// take handles one object in final order; false means stop.
+	take := func(r *Record) bool {
+		if visited++; visited%4096 == 0 && ctx.Err() != nil {
+			return false
+		}
+		if !p.matches(r) {
+			return true
+		}
+		if offset > 0 {
+			offset--
+			return true
+		}
+		out = append(out, r)
+		return len(out) < size
+	}
+	var err error
+	switch {
+	case !reverse && defaultTail, first.ix == ixName: // names are unique: no ties
+		err = walk(txn, index, nil, reverse, take)
+	case reverse && defaultTail:
+		err = p.walkGroupsBackwards(txn, first.ix, take)
+	default:
+		var group []*Record
+		var groupKey model.Key
+		var groupHas, more = false, true
+		flush := func() {
+			slices.SortFunc(group, p.compare)
+			for _, r := range group {
+				if more = take(r); !more {
+					break
+				}
+			}
+			group = group[:0]
+		}
+		err = walk(txn, index, nil, reverse, func(r *Record) bool {
+			k, has := r.sortKey(first.ix, first.desc)
+			if len(group) > 0 && (k != groupKey || has != groupHas) {
+				if flush(); !more {
+					return false
+				}
+			}
+			groupKey, groupHas = k, has
+			group = append(group, r)
+			return true
+		})
+		if more && len(group) > 0 {
+			flush()
+		}
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return out, err
+}
+
+// walk iterates the entries under prefix, forwards or backwards, until fn
+// returns false.
+func walk(txn *memdb.Txn, index string, prefix []byte, reverse bool, fn func(*Record) bool) error {
 	var it memdb.ResultIterator
 	var err error
 	if reverse {
-		it, err = txn.GetReverse(tableObjects, memdbIndex(first.ix)+"_prefix", []byte(nil))
+		it, err = txn.GetReverse(tableObjects, index, prefix)
 	} else {
-		it, err = txn.Get(tableObjects, memdbIndex(first.ix)+"_prefix", []byte(nil))
+		it, err = txn.Get(tableObjects, index, prefix)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make([]*Record, 0, size)
-	var group []*Record
-	var groupKey model.Key
-	var groupHas bool
-	flush := func() bool {
-		if len(group) > 1 {
-			slices.SortFunc(group, p.compare)
-		}
-		for _, r := range group {
-			if offset > 0 {
-				offset--
-				continue
-			}
-			out = append(out, r)
-			if len(out) == size {
-				return false
-			}
-		}
-		group = group[:0]
-		return true
-	}
-	n := 0
 	for raw := it.Next(); raw != nil; raw = it.Next() {
-		if n++; n%4096 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+		if !fn(raw.(*Record)) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// walkGroupsBackwards visits the groups of equal keys of index ix from the
+// largest key down, each group forwards. Entries of a group share the
+// group's prefix, so the next group down starts at the last entry at or
+// below that prefix.
+func (p *plan) walkGroupsBackwards(txn *memdb.Txn, ix int, fn func(*Record) bool) error {
+	name := memdbIndex(ix)
+	it, err := txn.GetReverse(tableObjects, name+"_prefix", []byte(nil))
+	for err == nil {
+		raw := it.Next()
+		if raw == nil {
+			return nil
 		}
 		r := raw.(*Record)
-		if !p.matches(r) {
-			continue
+		var prefix []byte
+		if ix == ixCreated {
+			prefix = invert(nil, r.created)
+		} else if k, ok := r.sortKey(ix, false); ok {
+			prefix = append([]byte{tagPresent}, k...)
+		} else {
+			prefix = []byte{tagAbsent}
 		}
-		if natural {
-			group = append(group[:0], r)
-			if !flush() {
-				break
-			}
-			continue
+		more := true
+		if err := walk(txn, name+"_prefix", prefix, false, func(r *Record) bool {
+			more = fn(r)
+			return more
+		}); err != nil || !more {
+			return err
 		}
-		k, has := r.sortKey(first.ix, first.desc)
-		if len(group) > 0 && (k != groupKey || has != groupHas) {
-			if !flush() {
-				return out, nil
-			}
-		}
-		groupKey, groupHas = k, has
-		group = append(group, r)
+		it, err = txn.ReverseLowerBound(tableObjects, name, prefix)
 	}
-	if len(out) < size {
-		flush()
-	}
-	return out, nil
+	return err
 }

@@ -109,6 +109,14 @@ func (r *Record) indexKeys(ix int) []model.Key {
 // sortKey is the key a record sorts by on index ix: its only key, or for a
 // multi-valued index the smallest (ascending) or largest (descending).
 func (r *Record) sortKey(ix int, desc bool) (model.Key, bool) {
+	switch ix {
+	case ixName:
+		return model.StringKey(r.Name), true
+	case ixCreated:
+		return r.created, r.created != ""
+	case ixDeleted:
+		return r.deletion, r.deletion != ""
+	}
 	ks := r.indexKeys(ix)
 	if len(ks) == 0 {
 		return "", false

@@ -40,13 +40,13 @@ func (s *Store) Register(ctx context.Context, m *model.Model) error {
 	if err != nil {
 		return err
 	}
-	db, n, buildErr := s.build(ctx, m, old.db)
+	db, byName, n, buildErr := s.build(ctx, m, old.db)
 	err = s.submit(context.Background(), &op{control: true, apply: func(*batch) error {
 		if buildErr != nil {
 			t.state.Store(old)
 			return nil
 		}
-		t.state.Store(&tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer)})
+		t.state.Store(&tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName})
 		return nil
 	}})
 	if buildErr != nil {
@@ -81,15 +81,15 @@ func (s *Store) Unregister(ctx context.Context, m *model.Model) error {
 
 // build decodes every object of src with m (on every core, in name order)
 // and loads them into a new MemDB with m's schema, batching inserts.
-func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*memdb.MemDB, int, error) {
+func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*memdb.MemDB, *sync.Map, int, error) {
 	start := time.Now()
 	db, err := memdb.NewMemDB(modelSchema(m))
 	if err != nil {
-		return nil, 0, fmt.Errorf("schema: %w", err)
+		return nil, nil, 0, fmt.Errorf("schema: %w", err)
 	}
 	it, err := src.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	// Chunks go to decoders and come back in order through their own
 	// result channels, so insertion stays in name order.
@@ -152,14 +152,15 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*m
 		}
 	}
 	counts := map[string]int64{}
+	byName := &sync.Map{}
 	n := 0
 	for c := range results {
 		recs := <-c.out
 		if c.err != nil {
-			return nil, n, c.err
+			return nil, nil, n, c.err
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, n, err
+			return nil, nil, n, err
 		}
 		txn := db.Txn(true)
 		for _, r := range recs {
@@ -167,15 +168,16 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*m
 				for _, k := range r.keys[i] {
 					if other, dup := seen[k]; dup {
 						txn.Abort()
-						return nil, n, &UniqueError{Kind: m.GVK().String(), Index: m.Indexes[i].Name, Value: model.FormatKey(m.Indexes[i].Type, k), Holder: other}
+						return nil, nil, n, &UniqueError{Kind: m.GVK().String(), Index: m.Indexes[i].Name, Value: model.FormatKey(m.Indexes[i].Type, k), Holder: other}
 					}
 					seen[k] = r.Name
 				}
 			}
 			if err := txn.Insert(tableObjects, r); err != nil {
 				txn.Abort()
-				return nil, n, fmt.Errorf("index %s: %w", r.Name, err)
+				return nil, nil, n, fmt.Errorf("index %s: %w", r.Name, err)
 			}
+			byName.Store(r.Name, r)
 			counts[allCounter]++
 			for j := 0; j < len(r.labels); j += 2 {
 				counts[labelCounter(r.labels[j], r.labels[j+1])]++
@@ -192,12 +194,12 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*m
 	for k, v := range counts {
 		if err := txn.Insert(tableCounts, &counter{Key: k, N: v}); err != nil {
 			txn.Abort()
-			return nil, n, err
+			return nil, nil, n, err
 		}
 	}
 	txn.Commit()
 	if n >= 10000 {
 		s.log.Info("indexes built", "model", m.GVK().String(), "objects", n, "took", time.Since(start))
 	}
-	return db, n, nil
+	return db, byName, n, nil
 }

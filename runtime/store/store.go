@@ -80,6 +80,10 @@ type tableState struct {
 	db    *memdb.MemDB
 	phase phase
 	hub   *watch.Hub[*Record] // nil when raw; closed on unregister
+	// byName mirrors the id index for point reads: a hash lookup costs a
+	// fraction of a memdb transaction plus radix walk. The committer
+	// updates it after each commit, before acknowledging the writes.
+	byName *sync.Map
 }
 
 // Open opens (or creates) the store in opts.Dir: it takes the directory

@@ -19,14 +19,10 @@ func (s *Store) Get(ctx context.Context, m *model.Model, name string) (*Record, 
 	if err != nil {
 		return nil, err
 	}
-	raw, err := st.db.Txn(false).First(tableObjects, indexID, model.StringKey(name))
-	if err != nil {
-		return nil, fmt.Errorf("store: get %s/%s: %w", m.Plural, name, err)
+	if r, ok := st.byName.Load(name); ok {
+		return r.(*Record), nil
 	}
-	if raw == nil {
-		return nil, &NotFoundError{Kind: m.GVK().String(), Name: name}
-	}
-	return raw.(*Record), nil
+	return nil, &NotFoundError{Kind: m.GVK().String(), Name: name}
 }
 
 // Decode returns a fresh object of m decoded from rec, safe to modify.

@@ -1,0 +1,256 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store"
+	"github.com/svcrun/svc/runtime/store/snapshot"
+	"github.com/svcrun/svc/runtime/store/storetest"
+)
+
+// benchPerson returns the i-th Person of the benchmark data set: about 600
+// bytes of JSON, 3 labels (team: 10 values; kind: 2 values; rare: 0.1% of
+// objects), 5 indexed fields.
+func benchPerson(i int) *storetest.Person {
+	p := storetest.NewPerson(fmt.Sprintf("person-%07d", i), storetest.PersonSpec{
+		Name:   fmt.Sprintf("Person Number %d", i),
+		Age:    storetest.Int64(int64(i % 97)),
+		Gender: []string{"MALE", "FEMALE"}[i%2],
+		Email:  fmt.Sprintf("person%d@example.com", i),
+		Friend: fmt.Sprintf("person-%07d", (i*7919)%100000),
+		Tags:   []string{fmt.Sprint("tag", i%13), fmt.Sprint("tag", i%7+20)},
+	})
+	p.Metadata.Labels = map[string]string{"team": fmt.Sprint("t", i%10), "kind": []string{"a", "b"}[i%2]}
+	if i%1000 == 0 {
+		p.Metadata.Labels["rare"] = "yes"
+	}
+	p.Metadata.Annotations = map[string]string{
+		"example.com/description": "A benchmark person with enough text to make the document about six hundred bytes long in total.",
+		"example.com/owner":       "benchmarks",
+	}
+	return p
+}
+
+var (
+	readStoreOnce sync.Once
+	readStore     *store.Store
+	readModel     *model.Model
+)
+
+// populated returns a memory-only store with 100k benchmark persons,
+// shared by the read benchmarks of one run.
+func populated(b *testing.B) (*store.Store, *model.Model) {
+	readStoreOnce.Do(func() {
+		m := storetest.PersonModel()
+		s, err := store.Open(store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Register(context.Background(), m); err != nil {
+			b.Fatal(err)
+		}
+		createAll(b, s, m, 0, 100_000, 16)
+		readStore, readModel = s, m
+	})
+	return readStore, readModel
+}
+
+// createAll creates persons [from, to) with the given number of writers.
+func createAll(b *testing.B, s *store.Store, m *model.Model, from, to, writers int) {
+	var next atomic.Int64
+	next.Store(int64(from))
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= to {
+					return
+				}
+				if _, err := s.Create(context.Background(), m, benchPerson(i)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func BenchmarkGet_100k(b *testing.B) {
+	s, m := populated(b)
+	names := make([]string, 4096)
+	for i := range names {
+		names[i] = fmt.Sprintf("person-%07d", rand.IntN(100_000))
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := s.Get(ctx, m, names[i%len(names)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchList(b *testing.B, raw string) {
+	s, m := populated(b)
+	q := mustQuery(b, raw)
+	ctx := context.Background()
+	res, err := s.List(ctx, m, q)
+	if err != nil || len(res.Items) != 20 {
+		b.Fatalf("List(%s) = %d items, %v", raw, len(res.Items), err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.List(ctx, m, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// 100 matches of 100k.
+func BenchmarkListPage20SelectiveLabel_100k(b *testing.B) {
+	benchList(b, "labelSelector=rare%3Dyes&sort=spec.age,desc&size=20&page=2")
+}
+
+// 10k matches of 100k.
+func BenchmarkListPage20TenthLabel_100k(b *testing.B) {
+	benchList(b, "labelSelector=team%3Dt3&sort=spec.age,desc&size=20&page=2")
+}
+
+// 50k matches of 100k.
+func BenchmarkListPage20UnselectiveLabel_100k(b *testing.B) {
+	benchList(b, "labelSelector=kind%3Da&sort=spec.age,desc&size=20&page=2")
+}
+
+// Two terms: the total is counted over the smaller candidate set.
+func BenchmarkListPage20TwoLabels_100k(b *testing.B) {
+	benchList(b, "labelSelector=kind%3Da&labelSelector=team%3Dt4&sort=spec.age,asc&size=20")
+}
+
+var (
+	durableOnce  sync.Once
+	durableStore *store.Store
+	durableModel *model.Model
+	durableNext  atomic.Int64
+)
+
+// durable returns a store on disk holding 100k persons, shared by the
+// create benchmarks of one run.
+func durable(b *testing.B) (*store.Store, *model.Model) {
+	durableOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "svc-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := storetest.PersonModel()
+		s, err := store.Open(store.Options{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Register(context.Background(), m); err != nil {
+			b.Fatal(err)
+		}
+		createAll(b, s, m, 0, 100_000, 16)
+		durableStore, durableModel = s, m
+		durableNext.Store(100_000)
+	})
+	return durableStore, durableModel
+}
+
+func benchCreate(b *testing.B, writers int) {
+	s, m := durable(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	from := int(durableNext.Add(int64(b.N))) - b.N
+	createAll(b, s, m, from, from+b.N, writers)
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "creates/s")
+}
+
+func BenchmarkCreateDurable1Writer_100k(b *testing.B)   { benchCreate(b, 1) }
+func BenchmarkCreateDurable16Writers_100k(b *testing.B) { benchCreate(b, 16) }
+
+// writeSnapshot writes n benchmark persons as a snapshot, the way a data
+// directory looks at start-up, and returns the JSON bytes written.
+func writeSnapshot(b *testing.B, dir string, n int) int64 {
+	m := storetest.PersonModel()
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var jsonBytes int64
+	err := snapshot.Write(dir+"/snapshots", 0, func(w *snapshot.Writer) error {
+		for i := range n {
+			p := benchPerson(i)
+			p.APIVersion, p.Kind = m.APIVersion(), m.Kind
+			p.Metadata.SetVersion(0)
+			ts := created.Add(time.Duration(i) * time.Millisecond)
+			p.Metadata.CreationTimestamp = &ts
+			data, err := json.Marshal(p)
+			if err != nil {
+				return err
+			}
+			jsonBytes += int64(len(data))
+			if err := w.Add(1, store.EncodePutForTest(m.StorageKey(), p.Metadata.Name, 0, data)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return jsonBytes
+}
+
+func benchBuild(b *testing.B, n int) {
+	dir := b.TempDir()
+	jsonBytes := writeSnapshot(b, dir, n)
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		s, err := store.Open(store.Options{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := storetest.PersonModel()
+		b.StartTimer()
+		if err := s.Register(context.Background(), m); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(int64(after.HeapAlloc-before.HeapAlloc)-jsonBytes)/float64(n), "heapB/obj-beyond-json")
+		b.ReportMetric(float64(jsonBytes)/float64(n), "jsonB/obj")
+		s.Close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkIndexBuild_100k times Register on 100k stored persons: decode
+// every object and build all nine indexes. It also reports the heap each
+// indexed object costs beyond its JSON.
+func BenchmarkIndexBuild_100k(b *testing.B) { benchBuild(b, 100_000) }
+
+func BenchmarkIndexBuild_1M(b *testing.B) {
+	if os.Getenv("SVC_BENCH_1M") == "" {
+		b.Skip("set SVC_BENCH_1M=1 (make bench does) to build 1M objects")
+	}
+	benchBuild(b, 1_000_000)
+}
