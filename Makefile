@@ -7,9 +7,10 @@ FUZZTIME ?= 20s
 
 .PHONY: run test fmt-check vet unit bench fuzz generate
 
+# Builds and starts the example server on the embedded store (./data).
 run:
-	@echo "The HTTP server arrives with the HTTP API issue; today svc is the runtime core (store, query engine)."
-	@echo "Try: make test, make bench."
+	$(GO) build -o bin/example-server ./example-plugin/cmd/example-server
+	./bin/example-server $(ARGS)
 
 test: fmt-check vet unit
 
@@ -25,7 +26,7 @@ unit:
 
 # Benchmarks of the runtime core at 100k objects (see README, Performance).
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 60m ./runtime/...
+	SVC_BENCH_1M=1 $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 60m ./runtime/...
 
 # Runs every fuzz target for FUZZTIME each.
 fuzz:

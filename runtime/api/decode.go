@@ -1,0 +1,203 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
+)
+
+// readBody reads the whole request body within the server's limit.
+func readBody(c *gin.Context) ([]byte, error) {
+	body, err := io.ReadAll(c.Request.Body)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, problem.New(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes", tooLarge.Limit)
+	case err != nil:
+		return nil, problem.New(http.StatusBadRequest, "cannot read request body: %v", err)
+	case len(bytes.TrimSpace(body)) == 0:
+		return nil, problem.Invalid("request body is empty; send the object as JSON")
+	}
+	return body, nil
+}
+
+// decodeBody reads the body and decodes it strictly into a new object of m.
+func decodeBody(c *gin.Context, m *model.Model) (object.Object, []byte, error) {
+	body, err := readBody(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	obj, err := decodeStrict(m, body)
+	return obj, body, err
+}
+
+// decodeStrict decodes data into a new object of m. Malformed JSON, a value
+// of the wrong type and a field the model does not declare are 400s naming
+// the field.
+func decodeStrict(m *model.Model, data []byte) (object.Object, error) {
+	obj := m.NewObject()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	err := dec.Decode(obj)
+	if err == nil && dec.More() {
+		err = errors.New("unexpected data after the JSON object")
+	}
+	if err == nil {
+		if _, tokErr := dec.Token(); tokErr != io.EOF {
+			err = errors.New("unexpected data after the JSON object")
+		}
+	}
+	if err == nil {
+		return obj, nil
+	}
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syn):
+		return nil, problem.Invalid(fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, syn))
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "(root)"
+		}
+		return nil, problem.Invalid("a field has the wrong type",
+			object.FieldError{Field: field, Message: fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type), typ.Value)})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		var doc any
+		if json.Unmarshal(data, &doc) == nil {
+			if errs := unknownFields(doc, reflect.TypeOf(obj), ""); len(errs) > 0 {
+				return nil, problem.Invalid("the object has fields its model does not declare", errs...)
+			}
+		}
+		return nil, problem.Invalid(err.Error())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, problem.Invalid("malformed JSON: unexpected end of input")
+	}
+	return nil, problem.Invalid(fmt.Sprintf("cannot decode the object: %v", err))
+}
+
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}
+
+// unknownFields walks a decoded JSON document alongside the Go type it was
+// decoded into and reports every key the type does not declare, with its
+// path. encoding/json names the first unknown key only, without a path.
+func unknownFields(doc any, t reflect.Type, path string) []object.FieldError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil // decodes itself; its own rules apply
+	}
+	var out []object.FieldError
+	switch v := doc.(type) {
+	case map[string]any:
+		switch t.Kind() {
+		case reflect.Struct:
+			fields := jsonFields(t)
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				ft, ok := fields[k]
+				if !ok {
+					out = append(out, object.FieldError{Field: join(path, k), Message: "unknown field"})
+					continue
+				}
+				out = append(out, unknownFields(v[k], ft, join(path, k))...)
+			}
+		case reflect.Map:
+			for k, e := range v {
+				out = append(out, unknownFields(e, t.Elem(), path+"["+k+"]")...)
+			}
+		}
+	case []any:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for i, e := range v {
+				out = append(out, unknownFields(e, t.Elem(), path+"["+strconv.Itoa(i)+"]")...)
+			}
+		}
+	}
+	return out
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// jsonFields maps JSON names to field types, following embedded structs
+// the way encoding/json does.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range jsonFields(ft) {
+					if _, ok := out[k]; !ok {
+						out[k] = v
+					}
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}

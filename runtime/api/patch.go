@@ -1,0 +1,80 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/store"
+)
+
+// patch applies an RFC 6902 JSON Patch or an RFC 7386 merge patch to the
+// stored object and stores the result like an update. The stored version
+// is the precondition unless the patch itself sets metadata.version; a
+// conflict with a concurrent write is retried when the patch did not ask
+// for a specific version.
+func (a *modelAPI) patch(c *gin.Context) {
+	mt := mediaType(c)
+	if mt != jsonPatch && mt != mergePatch {
+		a.s.fail(c, problem.New(http.StatusUnsupportedMediaType,
+			"PATCH needs Content-Type %s or %s, not %q", jsonPatch, mergePatch, c.GetHeader("Content-Type")))
+		return
+	}
+	body, err := readBody(c)
+	if err != nil {
+		a.s.fail(c, err)
+		return
+	}
+	var apply func(doc []byte) ([]byte, error)
+	if mt == jsonPatch {
+		p, err := jsonpatch.DecodePatch(body)
+		if err != nil {
+			a.s.fail(c, problem.Invalid("malformed JSON Patch: "+err.Error()))
+			return
+		}
+		apply = p.Apply
+	} else {
+		if !json.Valid(body) || bytes.TrimSpace(body)[0] != '{' {
+			a.s.fail(c, problem.Invalid("a merge patch must be a JSON object"))
+			return
+		}
+		apply = func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, body) }
+	}
+	name := c.Param("name")
+	for attempt := 0; ; attempt++ {
+		cur, err := a.st().Get(c, a.m, name)
+		if err != nil {
+			a.s.fail(c, err)
+			return
+		}
+		next, err := apply(cur.Data)
+		if err != nil {
+			a.s.fail(c, problem.Invalid("the patch does not apply: "+err.Error()))
+			return
+		}
+		obj, err := decodeStrict(a.m, next)
+		if err != nil {
+			a.s.fail(c, err)
+			return
+		}
+		if err := samePath(obj, name); err != nil {
+			a.s.fail(c, err)
+			return
+		}
+		pinned := obj.GetEnvelope().Metadata.GetVersion() != cur.Version
+		rec, err := a.st().Update(c, a.m, obj)
+		if errors.Is(err, store.ErrConflict) && !pinned && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			a.s.fail(c, err)
+			return
+		}
+		c.Data(http.StatusOK, "application/json", rec.Data)
+		return
+	}
+}

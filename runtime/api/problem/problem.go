@@ -1,0 +1,129 @@
+// Package problem writes RFC 7807 problem bodies and is the one place where
+// an error becomes an HTTP status (CONTRACT §5). Handlers return errors;
+// they never pick status codes for store or query errors themselves.
+package problem
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/query"
+	"github.com/svcrun/svc/runtime/query/selector"
+	"github.com/svcrun/svc/runtime/store"
+)
+
+// ContentType is the media type of every error body.
+const ContentType = "application/problem+json"
+
+// Problem is an RFC 7807 body. Errors lists every field at fault.
+type Problem struct {
+	Type      string              `json:"type"`
+	Title     string              `json:"title"`
+	Status    int                 `json:"status"`
+	Detail    string              `json:"detail"`
+	Instance  string              `json:"instance"`
+	RequestID string              `json:"requestId,omitempty"`
+	Errors    []object.FieldError `json:"errors,omitempty"`
+
+	header http.Header
+}
+
+// Error is an error that already knows its status, for handlers' own
+// failures (bad body, unsupported media type, ...).
+type Error struct {
+	Status int
+	Detail string
+	Errors []object.FieldError
+	Header http.Header
+}
+
+func (e *Error) Error() string { return e.Detail }
+
+// New returns an *Error with a formatted detail.
+func New(status int, format string, args ...any) *Error {
+	return &Error{Status: status, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns a 400 *Error listing field violations.
+func Invalid(detail string, errs ...object.FieldError) *Error {
+	return &Error{Status: http.StatusBadRequest, Detail: detail, Errors: errs}
+}
+
+// From maps err to a problem. Unknown errors are 500: a bug.
+func From(err error) *Problem {
+	var (
+		pe  *Error
+		inv *object.InvalidError
+		qe  *query.ParamError
+		se  *selector.Error
+	)
+	p := &Problem{Type: "about:blank"}
+	switch {
+	case errors.As(err, &pe):
+		p.Status, p.Detail, p.Errors, p.header = pe.Status, pe.Detail, pe.Errors, pe.Header
+	case errors.As(err, &inv):
+		p.Status, p.Detail, p.Errors = http.StatusBadRequest, "the object is invalid; see errors", inv.Errors
+	case errors.As(err, &qe):
+		p.Status, p.Detail = http.StatusBadRequest, qe.Error()
+		p.Errors = []object.FieldError{{Field: qe.Param, Message: qe.Reason}}
+	case errors.As(err, &se):
+		p.Status, p.Detail = http.StatusBadRequest, se.Error()
+		p.Errors = []object.FieldError{{Field: se.Param, Message: se.Reason}}
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrNotRegistered):
+		p.Status, p.Detail = http.StatusNotFound, trim(err)
+	case errors.Is(err, store.ErrConflict):
+		p.Status, p.Detail = http.StatusConflict, trim(err)
+	case errors.Is(err, store.ErrNotReady):
+		p.Status, p.Detail = http.StatusServiceUnavailable, trim(err)
+		p.header = http.Header{"Retry-After": {"1"}}
+	case errors.Is(err, store.ErrClosed):
+		p.Status, p.Detail = http.StatusServiceUnavailable, "the server is shutting down"
+		p.header = http.Header{"Retry-After": {"1"}}
+	default:
+		p.Status, p.Detail = http.StatusInternalServerError, "internal error; the request id identifies it in the server log"
+	}
+	p.Title = http.StatusText(p.Status)
+	return p
+}
+
+// trim drops the "store: op model/name: " wrapping prefixes, keeping the
+// innermost message that a client can act on.
+func trim(err error) string {
+	var (
+		nf *store.NotFoundError
+		ce *store.ConflictError
+		ae *store.AlreadyExistsError
+		ue *store.UniqueError
+	)
+	switch {
+	case errors.As(err, &nf):
+		return nf.Error()
+	case errors.As(err, &ce):
+		return ce.Error()
+	case errors.As(err, &ae):
+		return ae.Error()
+	case errors.As(err, &ue):
+		return ue.Error()
+	}
+	return err.Error()
+}
+
+// Write sends p for the request r with the given request id.
+func Write(w http.ResponseWriter, r *http.Request, requestID string, p *Problem) {
+	p.Instance = r.URL.RequestURI()
+	p.RequestID = requestID
+	for k, vs := range p.header {
+		w.Header()[k] = vs
+	}
+	body, err := json.Marshal(p)
+	if err != nil { // cannot happen: only strings and ints
+		body = []byte(`{"type":"about:blank","title":"Internal Server Error","status":500}`)
+	}
+	w.Header().Set("Content-Type", ContentType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	w.Write(body)
+}

@@ -1,0 +1,221 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store"
+)
+
+// DefaultMaxBodyBytes is the request body limit (CONTRACT §5).
+const DefaultMaxBodyBytes = 3 << 20
+
+// Options configure a Server.
+type Options struct {
+	Store    *store.Store
+	Registry *model.Registry
+	Logger   *slog.Logger
+	// MaxBodyBytes limits request bodies; larger ones get 413.
+	MaxBodyBytes int64
+	// OpenAPI returns the document served at /openapi.json; nil serves 404.
+	OpenAPI func() ([]byte, error)
+	// SwaggerUI serves /swagger-ui/; nil serves 404.
+	SwaggerUI http.Handler
+}
+
+// Routes adds a set of routes (a plugin's custom API, the console API) to
+// a router. It is called again on every rebuild, so it must only register.
+type Routes func(r gin.IRouter)
+
+// Server is the HTTP layer. Gin's route tree cannot change while it serves,
+// so every change of the served models or route sets builds a fresh engine
+// and publishes it atomically; requests in flight finish on the old one.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	engine  atomic.Pointer[gin.Engine]
+	bootID  string
+	reqSeq  atomic.Uint64
+	closing chan struct{}
+	once    sync.Once
+
+	mu     sync.Mutex // serialises rebuilds and guards routes
+	routes map[string]Routes
+}
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// New returns a Server serving the registry's models; call Rebuild after
+// registering or unregistering models or route sets.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	s := &Server{opts: opts, log: opts.Logger, bootID: hex.EncodeToString(b[:]), closing: make(chan struct{}), routes: map[string]Routes{}}
+	s.Rebuild()
+	return s
+}
+
+// ServeHTTP serves with the current engine.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.Load().ServeHTTP(w, r) }
+
+// Mount adds (or replaces) the route set named key and rebuilds.
+func (s *Server) Mount(key string, routes Routes) {
+	s.mu.Lock()
+	s.routes[key] = routes
+	s.mu.Unlock()
+	s.Rebuild()
+}
+
+// Unmount removes the route set named key and rebuilds.
+func (s *Server) Unmount(key string) {
+	s.mu.Lock()
+	delete(s.routes, key)
+	s.mu.Unlock()
+	s.Rebuild()
+}
+
+// Close ends every open watch stream (shutdown); they cannot be drained.
+func (s *Server) Close() { s.once.Do(func() { close(s.closing) }) }
+
+// Rebuild builds an engine for the current models and route sets and
+// swaps it in.
+func (s *Server) Rebuild() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.ContextWithFallback = true
+	e.Use(s.middleware)
+	e.NoRoute(func(c *gin.Context) {
+		s.fail(c, problem.New(http.StatusNotFound, "no route for %s %s", c.Request.Method, c.Request.URL.Path))
+	})
+	e.NoMethod(func(c *gin.Context) {
+		s.fail(c, problem.New(http.StatusMethodNotAllowed, "method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
+	})
+	e.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	e.GET("/readyz", s.readyz)
+	e.GET("/openapi.json", s.openapi)
+	if s.opts.SwaggerUI != nil {
+		e.GET("/swagger-ui", func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, "/swagger-ui/") })
+		e.GET("/swagger-ui/*asset", gin.WrapH(s.opts.SwaggerUI))
+	}
+	for _, m := range s.opts.Registry.Models() {
+		(&modelAPI{s: s, m: m}).register(e)
+	}
+	keys := make([]string, 0, len(s.routes))
+	for k := range s.routes {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s.routes[k](e)
+	}
+	s.engine.Store(e)
+}
+
+// BasePath is where a model's collection is served: /apis/<group>/<version>/<plural>,
+// or /api/<version>/<plural> for the empty group.
+func BasePath(m *model.Model) string {
+	if m.Group == "" {
+		return "/api/" + m.Version + "/" + m.Plural
+	}
+	return "/apis/" + m.Group + "/" + m.Version + "/" + m.Plural
+}
+
+func (s *Server) readyz(c *gin.Context) {
+	var building []string
+	for _, m := range s.opts.Registry.Models() {
+		if !s.opts.Store.Ready(m) {
+			building = append(building, m.GVK().String())
+		}
+	}
+	if len(building) > 0 {
+		c.Header("Retry-After", "1")
+		s.fail(c, problem.New(http.StatusServiceUnavailable, "not ready: indexes are being built for %v", building))
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+func (s *Server) openapi(c *gin.Context) {
+	if s.opts.OpenAPI == nil {
+		s.fail(c, problem.New(http.StatusNotFound, "no OpenAPI document is configured"))
+		return
+	}
+	doc, err := s.opts.OpenAPI()
+	if err != nil {
+		s.fail(c, fmt.Errorf("build openapi document: %w", err))
+		return
+	}
+	c.Data(http.StatusOK, "application/json", doc)
+}
+
+// RequestID returns the id the server gave the request.
+func RequestID(c *gin.Context) string {
+	id, _ := c.Get(requestIDKeyName)
+	s, _ := id.(string)
+	return s
+}
+
+const requestIDKeyName = "svc.requestId"
+
+// middleware gives each request an id, limits its body, turns a panic into
+// a 500 problem, and writes one access-log line.
+func (s *Server) middleware(c *gin.Context) {
+	start := time.Now()
+	id := s.bootID + "-" + strconv.FormatUint(s.reqSeq.Add(1), 36)
+	c.Set(requestIDKeyName, id)
+	c.Header("X-Request-Id", id)
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic in handler", "requestId", id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if !c.Writer.Written() {
+				s.fail(c, fmt.Errorf("panic: %v", v))
+			}
+			c.Abort()
+		}
+		s.log.Info("request", "method", c.Request.Method, "path", c.Request.URL.Path,
+			"status", c.Writer.Status(), "bytes", max(c.Writer.Size(), 0),
+			"durationMs", float64(time.Since(start).Microseconds())/1000, "requestId", id)
+	}()
+	c.Next()
+}
+
+// fail writes err as a problem body and aborts the chain.
+func (s *Server) fail(c *gin.Context, err error) {
+	p := problem.From(err)
+	if p.Status >= 500 && p.Status != http.StatusServiceUnavailable {
+		s.log.Error("request failed", "requestId", RequestID(c), "err", err)
+	}
+	problem.Write(c.Writer, c.Request, RequestID(c), p)
+	c.Abort()
+}
+
+// Fail is fail for route sets outside this package.
+func (s *Server) Fail(c *gin.Context, err error) { s.fail(c, err) }

@@ -1,0 +1,95 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/query"
+	"github.com/svcrun/svc/runtime/store"
+	"github.com/svcrun/svc/runtime/watch"
+)
+
+// Watch stream timing: a ping keeps idle connections alive through
+// proxies; a write that takes longer than writeTimeout means the client is
+// not reading, and it is disconnected.
+const (
+	pingInterval = 30 * time.Second
+	writeTimeout = 10 * time.Second
+)
+
+// watch streams events of the model (or of one object) over a WebSocket as
+// JSON text frames {"type":..., "object":...}.
+func (a *modelAPI) watch(c *gin.Context, name string) {
+	if !c.IsWebsocket() {
+		a.s.fail(c, problem.New(http.StatusBadRequest, "watch needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)"))
+		return
+	}
+	q, err := query.Parse(c.Request.URL.Query())
+	if err != nil {
+		a.s.fail(c, err)
+		return
+	}
+	sub, err := a.st().Watch(c, a.m, store.WatchOptions{Query: q, Name: name, SendInitial: c.Query("sendInitialEvents") == "true"})
+	if err != nil {
+		a.s.fail(c, err)
+		return
+	}
+	defer sub.Close()
+	conn, err := websocket.Accept(c.Writer, c.Request, nil)
+	if err != nil {
+		return // Accept has answered the client
+	}
+	defer conn.CloseNow()
+	// The server only writes; CloseRead handles pings and notices when the
+	// client goes away.
+	ctx := conn.CloseRead(context.WithoutCancel(c.Request.Context()))
+	ping := time.NewTicker(pingInterval)
+	defer ping.Stop()
+	for {
+		select {
+		case ev, ok := <-sub.C:
+			if !ok {
+				status, reason := websocket.StatusGoingAway, "watch closed"
+				if errors.Is(sub.Err(), watch.ErrSlow) {
+					status, reason = websocket.StatusPolicyViolation, "client too slow: events were dropped; watch again"
+				}
+				conn.Close(status, reason)
+				return
+			}
+			if err := write(ctx, conn, ev); err != nil {
+				return
+			}
+		case <-ping.C:
+			pctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return
+			}
+		case <-a.s.closing:
+			conn.Close(websocket.StatusGoingAway, "server shutting down")
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func write(ctx context.Context, conn *websocket.Conn, ev store.Event) error {
+	var b bytes.Buffer
+	b.Grow(len(ev.Object.Data) + 32)
+	b.WriteString(`{"type":"`)
+	b.WriteString(string(ev.Type))
+	b.WriteString(`","object":`)
+	b.Write(ev.Object.Data)
+	b.WriteByte('}')
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	return conn.Write(wctx, websocket.MessageText, b.Bytes())
+}

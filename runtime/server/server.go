@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/svcrun/svc/runtime/api"
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store"
+)
+
+// Config is what a server binary bundles.
+type Config struct {
+	// Models are registered at start; their indexes are built while the
+	// server already answers (/readyz says 503 until they are ready).
+	Models []*model.Model
+}
+
+// Flags are the command-line settings (CONTRACT §8).
+type Flags struct {
+	Addr        string
+	DataDir     string
+	BrandDomain string
+	LogLevel    string
+	// Memory keeps everything in memory (nothing persisted); for demos.
+	Memory bool
+}
+
+// ParseFlags reads args; the environment variable SVC_BRAND_DOMAIN is the
+// default of --brand-domain.
+func ParseFlags(args []string, stderr io.Writer) (Flags, error) {
+	var f Flags
+	fs := flag.NewFlagSet("svc", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	brand := os.Getenv("SVC_BRAND_DOMAIN")
+	if brand == "" {
+		brand = "svc.run"
+	}
+	fs.StringVar(&f.Addr, "addr", "127.0.0.1:8090", "address to listen on")
+	fs.StringVar(&f.DataDir, "data-dir", "./data", "data directory (write-ahead log, snapshots)")
+	fs.StringVar(&f.BrandDomain, "brand-domain", brand, "brand domain of labels, annotations and reserved groups (env SVC_BRAND_DOMAIN)")
+	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.BoolVar(&f.Memory, "memory", false, "keep data in memory only (nothing is persisted)")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return f, nil
+}
+
+// Main runs the server with the process's arguments and exits.
+func Main(cfg Config) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cfg); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "svc:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// Run serves until ctx ends, then shuts down: stop accepting, finish
+// requests in flight, close watches, close the store.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, cfg Config) error {
+	f, err := ParseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.LogLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	ln, err := net.Listen("tcp", f.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv, err := Start(ctx, f, cfg, log, ln)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	fmt.Fprintf(stdout, "svc listening on http://%s\n", ln.Addr())
+	<-ctx.Done()
+	return srv.Shutdown(10 * time.Second)
+}
+
+// Server is a running server.
+type Server struct {
+	HTTP     *http.Server
+	API      *api.Server
+	Store    *store.Store
+	Registry *model.Registry
+	log      *slog.Logger
+	done     chan error
+}
+
+// Start opens the store, serves on ln and registers cfg's models in the
+// background.
+func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Listener) (*Server, error) {
+	dir := f.DataDir
+	if f.Memory {
+		dir = ""
+	}
+	st, err := store.Open(store.Options{Dir: dir, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	reg := model.NewRegistry()
+	a := api.New(api.Options{Store: st, Registry: reg, Logger: log})
+	s := &Server{
+		HTTP:     &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
+		API:      a,
+		Store:    st,
+		Registry: reg,
+		log:      log,
+		done:     make(chan error, 1),
+	}
+	for _, m := range cfg.Models {
+		if err := reg.Register(m); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	a.Rebuild()
+	go func() { s.done <- s.HTTP.Serve(ln) }()
+	go func() {
+		for _, m := range cfg.Models {
+			start := time.Now()
+			if err := st.Register(ctx, m); err != nil {
+				log.Error("model registration failed", "model", m.GVK().String(), "err", err)
+				continue
+			}
+			log.Info("model ready", "model", m.GVK().String(), "took", time.Since(start))
+		}
+	}()
+	log.Info("server started", "addr", ln.Addr().String(), "dataDir", dir, "brandDomain", f.BrandDomain,
+		"models", strings.Join(names(cfg.Models), ","))
+	return s, nil
+}
+
+func names(ms []*model.Model) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.GVK().String()
+	}
+	return out
+}
+
+// Shutdown stops accepting, waits up to grace for requests in flight,
+// closes watch streams, then flushes and closes the store.
+func (s *Server) Shutdown(grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	s.API.Close()
+	err := s.HTTP.Shutdown(ctx)
+	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	if cerr := s.Store.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	s.log.Info("server stopped")
+	return err
+}
