@@ -1,0 +1,360 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/runtime/api"
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store"
+	"github.com/svcrun/svc/runtime/store/storetest"
+)
+
+const base = "/apis/people.example.com/v1alpha1/persons"
+
+type env struct {
+	t   *testing.T
+	srv *httptest.Server
+	api *api.Server
+	st  *store.Store
+	m   *model.Model
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	m := storetest.PersonModel()
+	st := storetest.New(t, m)
+	reg := model.NewRegistry()
+	if err := reg.Register(m); err != nil {
+		t.Fatal(err)
+	}
+	a := api.New(api.Options{Store: st, Registry: reg})
+	srv := httptest.NewServer(a)
+	t.Cleanup(func() { a.Close(); srv.Close() })
+	return &env{t: t, srv: srv, api: a, st: st, m: m}
+}
+
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r resp) json(t *testing.T) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Fatalf("body %q is not a JSON object: %v", r.body, err)
+	}
+	return v
+}
+
+func (e *env) do(method, path, contentType, body string) resp {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return resp{res.StatusCode, res.Header, b}
+}
+
+func (e *env) create(body string) map[string]any {
+	e.t.Helper()
+	r := e.do("POST", base, "application/json", body)
+	if r.status != http.StatusCreated {
+		e.t.Fatalf("create %s = %d %s", body, r.status, r.body)
+	}
+	return r.json(e.t)
+}
+
+// expectProblem checks a problem body: status, content type, every field,
+// and that the listed field paths are among its errors.
+func expectProblem(t *testing.T, r resp, status int, fields ...string) map[string]any {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("Content-Type = %q, want application/problem+json", ct)
+	}
+	p := r.json(t)
+	for _, k := range []string{"type", "title", "status", "detail", "instance", "requestId"} {
+		if _, ok := p[k]; !ok {
+			t.Errorf("problem lacks %q: %s", k, r.body)
+		}
+	}
+	if int(p["status"].(float64)) != status {
+		t.Errorf("problem status = %v, want %d", p["status"], status)
+	}
+	got := map[string]bool{}
+	if errs, ok := p["errors"].([]any); ok {
+		for _, e := range errs {
+			got[e.(map[string]any)["field"].(string)] = true
+		}
+	}
+	for _, f := range fields {
+		if !got[f] {
+			t.Errorf("errors lack field %q: %s", f, r.body)
+		}
+	}
+	return p
+}
+
+func TestCreateGetList(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("POST", base, "application/json", `{"apiVersion":"people.example.com/v1alpha1","kind":"Person","metadata":{"name":"ann","labels":{"team":"x"}},"spec":{"name":"Ann","age":30}}`)
+	if r.status != 201 || r.header.Get("Location") != base+"/ann" {
+		t.Fatalf("create = %d Location %q; body %s", r.status, r.header.Get("Location"), r.body)
+	}
+	obj := r.json(t)
+	md := obj["metadata"].(map[string]any)
+	if md["version"].(float64) != 0 || md["creationTimestamp"] == nil {
+		t.Errorf("created metadata = %v, want version 0 and a creation time", md)
+	}
+	if g := e.do("GET", base+"/ann", "", ""); g.status != 200 || !bytes.Equal(g.body, r.body) {
+		t.Errorf("get = %d %s, want the created object", g.status, g.body)
+	}
+	e.create(`{"metadata":{"name":"bob"},"spec":{"name":"Bob","age":40}}`)
+	l := e.do("GET", base+"?labelSelector=team%3Dx&size=1", "", "")
+	if l.status != 200 {
+		t.Fatalf("list = %d %s", l.status, l.body)
+	}
+	var list map[string]json.RawMessage
+	json.Unmarshal(l.body, &list)
+	if len(list) != 9 {
+		t.Errorf("list has %d fields, want exactly 9: %s", len(list), l.body)
+	}
+	want := `{"page":1,"size":1,"total":1,`
+	if !strings.HasPrefix(string(l.body), want) || !strings.Contains(string(l.body), `"totalPages":1}`) {
+		t.Errorf("list = %s", l.body)
+	}
+	all := e.do("GET", base+"?sort=spec.age,desc", "", "").json(t)
+	items := all["items"].([]any)
+	if len(items) != 2 || items[0].(map[string]any)["metadata"].(map[string]any)["name"] != "bob" {
+		t.Errorf("sorted list = %v", all)
+	}
+	if empty := e.do("GET", base+"?labelSelector=team%3Dnone", "", ""); !strings.Contains(string(empty.body), `"items":[]`) {
+		t.Errorf("empty list = %s, want items []", empty.body)
+	}
+}
+
+func TestBadInputIsA4xxAndChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	e.create(`{"metadata":{"name":"ann"},"spec":{"name":"Ann","email":"ann@example.com"}}`)
+	before := e.do("GET", base, "", "").body
+	huge := `{"metadata":{"name":"big"},"spec":{"name":"` + strings.Repeat("x", 4<<20) + `"}}`
+	tests := []struct {
+		name, method, path, ctype, body string
+		status                          int
+		fields                          []string
+	}{
+		{"malformed JSON", "POST", base, "application/json", `{"metadata":`, 400, nil},
+		{"not an object", "POST", base, "application/json", `[1,2]`, 400, nil},
+		{"trailing data", "POST", base, "application/json", `{"metadata":{"name":"x"},"spec":{"name":"x"}} {}`, 400, nil},
+		{"empty body", "POST", base, "application/json", ``, 400, nil},
+		{"wrong type", "POST", base, "application/json", `{"metadata":{"name":"x"},"spec":{"name":"x","age":"old"}}`, 400, []string{"spec.age"}},
+		{"unknown fields", "POST", base, "application/json", `{"metadata":{"name":"x","nmae":1},"spec":{"name":"x","agee":3}}`, 400, []string{"metadata.nmae", "spec.agee"}},
+		{"constraint violations", "POST", base, "application/json", `{"metadata":{"name":"x"},"spec":{"name":"","age":151,"gender":"X"}}`, 400, []string{"spec.name", "spec.age", "spec.gender"}},
+		{"bad name", "POST", base, "application/json", `{"metadata":{"name":"Not_Valid"},"spec":{"name":"x"}}`, 400, []string{"metadata.name"}},
+		{"bad label", "POST", base, "application/json", `{"metadata":{"name":"x","labels":{"a b":"c"}},"spec":{"name":"x"}}`, 400, []string{"metadata.labels[a b]"}},
+		{"kind mismatch", "POST", base, "application/json", `{"apiVersion":"v1","kind":"Dog","metadata":{"name":"x"},"spec":{"name":"x"}}`, 400, []string{"apiVersion", "kind"}},
+		{"duplicate name", "POST", base, "application/json", `{"metadata":{"name":"ann"},"spec":{"name":"x"}}`, 409, nil},
+		{"unique clash", "POST", base, "application/json", `{"metadata":{"name":"bob"},"spec":{"name":"x","email":"ann@example.com"}}`, 409, nil},
+		{"body too large", "POST", base, "application/json", huge, 413, nil},
+		{"bad selector", "GET", base + "?labelSelector=a%3Db%2Cc", "", "", 400, []string{"labelSelector"}},
+		{"bad field selector", "GET", base + "?fieldSelector=spec", "", "", 400, []string{"fieldSelector"}},
+		{"unindexed sort", "GET", base + "?sort=spec.gender", "", "", 400, []string{"sort"}},
+		{"unindexed field", "GET", base + "?fieldSelector=spec.gender%3DMALE", "", "", 400, []string{"fieldSelector"}},
+		{"bad page", "GET", base + "?page=x", "", "", 400, []string{"page"}},
+		{"bad size", "GET", base + "?size=-1", "", "", 400, []string{"size"}},
+		{"update without version", "PUT", base + "/ann", "application/json", `{"metadata":{"name":"ann"},"spec":{"name":"Changed"}}`, 409, nil},
+		{"update stale version", "PUT", base + "/ann", "application/json", `{"metadata":{"name":"ann","version":5},"spec":{"name":"Changed"}}`, 409, nil},
+		{"update name mismatch", "PUT", base + "/ann", "application/json", `{"metadata":{"name":"bob","version":0},"spec":{"name":"Changed"}}`, 400, []string{"metadata.name"}},
+		{"update missing", "PUT", base + "/nobody", "application/json", `{"metadata":{"name":"nobody","version":0},"spec":{"name":"x"}}`, 404, nil},
+		{"patch media type", "PATCH", base + "/ann", "application/json", `{"spec":{"name":"x"}}`, 415, nil},
+		{"patch no media type", "PATCH", base + "/ann", "", `{"spec":{"name":"x"}}`, 415, nil},
+		{"patch making it invalid", "PATCH", base + "/ann", "application/merge-patch+json", `{"spec":{"age":500}}`, 400, []string{"spec.age"}},
+		{"patch malformed", "PATCH", base + "/ann", "application/json-patch+json", `{"op":"add"}`, 400, nil},
+		{"patch path missing", "PATCH", base + "/ann", "application/json-patch+json", `[{"op":"replace","path":"/spec/nothing/deep","value":1}]`, 400, nil},
+		{"patch failed test", "PATCH", base + "/ann", "application/json-patch+json", `[{"op":"test","path":"/spec/name","value":"Bob"},{"op":"replace","path":"/spec/name","value":"x"}]`, 400, nil},
+		{"patch renames", "PATCH", base + "/ann", "application/merge-patch+json", `{"metadata":{"name":"zed"}}`, 400, []string{"metadata.name"}},
+		{"get missing", "GET", base + "/nobody", "", "", 404, nil},
+		{"delete missing", "DELETE", base + "/nobody", "", "", 404, nil},
+		{"create with a name in the path", "POST", base + "/ann", "application/json", `{}`, 405, nil},
+		{"method not allowed", "PATCH", base, "", "", 405, nil},
+		{"unknown route", "GET", "/apis/nothing.example.com/v1/things", "", "", 404, nil},
+		{"watch without upgrade", "GET", base + "?watch=true", "", "", 400, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			expectProblem(t, e.do(tc.method, tc.path, tc.ctype, tc.body), tc.status, tc.fields...)
+		})
+	}
+	if after := e.do("GET", base, "", "").body; !bytes.Equal(before, after) {
+		t.Errorf("bad requests changed the stored state:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+func TestUpdatePatchStatusDelete(t *testing.T) {
+	e := newEnv(t)
+	e.create(`{"metadata":{"name":"ann","finalizers":["example.com/keep"]},"spec":{"name":"Ann","age":30}}`)
+	r := e.do("PUT", base+"/ann", "application/json", `{"metadata":{"name":"ann","version":0,"finalizers":["example.com/keep"]},"spec":{"name":"Ann","age":31}}`)
+	if r.status != 200 || r.json(t)["metadata"].(map[string]any)["version"].(float64) != 1 {
+		t.Fatalf("update = %d %s", r.status, r.body)
+	}
+	r = e.do("PATCH", base+"/ann", "application/json-patch+json", `[{"op":"replace","path":"/spec/age","value":32}]`)
+	if r.status != 200 || !strings.Contains(string(r.body), `"age":32`) {
+		t.Fatalf("json patch = %d %s", r.status, r.body)
+	}
+	r = e.do("PATCH", base+"/ann", "application/merge-patch+json; charset=utf-8", `{"metadata":{"labels":{"team":"x"}},"spec":{"age":null}}`)
+	if r.status != 200 || strings.Contains(string(r.body), `"age"`) || !strings.Contains(string(r.body), `"team":"x"`) {
+		t.Fatalf("merge patch = %d %s", r.status, r.body)
+	}
+	// The status subresource changes status only.
+	r = e.do("PUT", base+"/ann/status", "application/json", `{"metadata":{"name":"ann"},"spec":{"name":"Ignored"},"status":{"friendCount":2}}`)
+	if r.status != 200 || !strings.Contains(string(r.body), `"friendCount":2`) || strings.Contains(string(r.body), "Ignored") {
+		t.Fatalf("status = %d %s", r.status, r.body)
+	}
+	// Delete is soft while a finalizer remains.
+	r = e.do("DELETE", base+"/ann", "", "")
+	if r.status != 200 || r.json(t)["metadata"].(map[string]any)["deletionTimestamp"] == nil {
+		t.Fatalf("delete = %d %s", r.status, r.body)
+	}
+	again := e.do("DELETE", base+"/ann", "", "")
+	if again.status != 200 || !bytes.Equal(again.body, r.body) {
+		t.Errorf("second delete = %d %s, want the same object", again.status, again.body)
+	}
+	if g := e.do("GET", base+"/ann", "", ""); g.status != 200 {
+		t.Fatalf("object with a finalizer after delete = %d, want readable", g.status)
+	}
+	// Removing the last finalizer removes it for good.
+	r = e.do("PATCH", base+"/ann", "application/merge-patch+json", `{"metadata":{"finalizers":null}}`)
+	if r.status != 200 {
+		t.Fatalf("finalizer removal = %d %s", r.status, r.body)
+	}
+	expectProblem(t, e.do("GET", base+"/ann", "", ""), 404)
+}
+
+func TestDeleteCollection(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"a", "b", "c"} {
+		team := "x"
+		if n == "c" {
+			team = "y"
+		}
+		e.create(`{"metadata":{"name":"` + n + `","labels":{"team":"` + team + `"}},"spec":{"name":"x"}}`)
+	}
+	r := e.do("DELETE", base+"?labelSelector=team%3Dx", "", "")
+	if r.status != 200 || r.json(t)["total"].(float64) != 2 {
+		t.Fatalf("delete collection = %d %s", r.status, r.body)
+	}
+	if l := e.do("GET", base, "", "").json(t); l["total"].(float64) != 1 {
+		t.Errorf("left = %v, want c only", l)
+	}
+}
+
+func TestHealthAndPanics(t *testing.T) {
+	e := newEnv(t)
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if r := e.do("GET", p, "", ""); r.status != 200 {
+			t.Errorf("%s = %d %s", p, r.status, r.body)
+		}
+	}
+	e.api.Mount("boom", func(r gin.IRouter) {
+		r.GET("/boom", func(*gin.Context) { panic("kaboom") })
+	})
+	expectProblem(t, e.do("GET", "/boom", "", ""), 500)
+	if r := e.do("GET", "/healthz", "", ""); r.status != 200 {
+		t.Errorf("server after a panic = %d", r.status)
+	}
+	e.api.Unmount("boom")
+	expectProblem(t, e.do("GET", "/boom", "", ""), 404)
+}
+
+type frame struct {
+	Type   string `json:"type"`
+	Object struct {
+		Metadata struct {
+			Name    string `json:"name"`
+			Version int64  `json:"version"`
+		} `json:"metadata"`
+	} `json:"object"`
+}
+
+func dial(t *testing.T, e *env, path string) *websocket.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.srv.URL, "http")+path, nil)
+	if err != nil {
+		t.Fatalf("dial %s: %v", path, err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	return c
+}
+
+func read(t *testing.T, c *websocket.Conn) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	typ, b, err := c.Read(ctx)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if typ != websocket.MessageText {
+		t.Fatalf("frame type %v, want text", typ)
+	}
+	var f frame
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("frame %s: %v", b, err)
+	}
+	return f.Type + " " + f.Object.Metadata.Name
+}
+
+func TestWatch(t *testing.T) {
+	e := newEnv(t)
+	e.create(`{"metadata":{"name":"old","labels":{"team":"x"}},"spec":{"name":"x"}}`)
+	coll := dial(t, e, base+"?watch=true&labelSelector=team%3Dx&sendInitialEvents=true")
+	one := dial(t, e, base+"/ann")
+	if got := read(t, coll); got != "ADDED old" {
+		t.Fatalf("initial event = %s", got)
+	}
+	e.create(`{"metadata":{"name":"ann","labels":{"team":"x"}},"spec":{"name":"x"}}`)
+	e.create(`{"metadata":{"name":"bob","labels":{"team":"y"}},"spec":{"name":"x"}}`)
+	e.do("DELETE", base+"/ann", "", "")
+	for _, want := range []string{"ADDED ann", "DELETED ann"} {
+		if got := read(t, coll); got != want {
+			t.Errorf("collection watch: %s, want %s", got, want)
+		}
+	}
+	for _, want := range []string{"ADDED ann", "DELETED ann"} {
+		if got := read(t, one); got != want {
+			t.Errorf("object watch: %s, want %s", got, want)
+		}
+	}
+	// Shutting down closes the stream with "going away".
+	e.api.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := coll.Read(ctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Errorf("after Close: %v, want going away", err)
+	}
+}
