@@ -1,0 +1,158 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/server"
+	"github.com/svcrun/svc/runtime/store"
+	"github.com/svcrun/svc/runtime/store/storetest"
+)
+
+// gatedPerson decodes like a Person but waits for a gate first, which
+// holds an index build open so the not-ready window can be observed.
+type gatedPerson struct{ storetest.Person }
+
+var gate = make(chan struct{})
+
+func (g *gatedPerson) UnmarshalJSON(b []byte) error {
+	<-gate
+	return json.Unmarshal(b, &g.Person)
+}
+
+func TestNotReadyWhileIndexesBuild(t *testing.T) {
+	dir := t.TempDir()
+	m := storetest.PersonModel()
+	st := storetest.Open(t, store.Options{Dir: dir}, m)
+	if _, err := st.Create(context.Background(), m, storetest.NewPerson("ann", storetest.PersonSpec{Name: "Ann"})); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	gated := storetest.PersonModel()
+	gated.New = func() object.Object { return &gatedPerson{} }
+	gated.Validate = nil
+	for i := range gated.Indexes {
+		keys := gated.Indexes[i].Keys
+		gated.Indexes[i].Keys = func(o object.Object, dst []model.Key) []model.Key {
+			return keys(&o.(*gatedPerson).Person, dst)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.Start(context.Background(), server.Flags{DataDir: dir}, server.Config{Models: []*model.Model{gated}}, slog.New(slog.DiscardHandler), ln)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	for _, path := range []string{"/readyz", "/apis/people.example.com/v1alpha1/persons/ann"} {
+		res, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" {
+			t.Errorf("%s while building = %d (Retry-After %q), want 503 with Retry-After", path, res.StatusCode, res.Header.Get("Retry-After"))
+		}
+	}
+	if res, _ := http.Get(url + "/healthz"); res == nil || res.StatusCode != 200 {
+		t.Errorf("healthz while building: %v", res)
+	}
+	close(gate)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := http.Get(url + "/readyz")
+		if err == nil && res.StatusCode == 200 {
+			res.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never became ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, err := http.Get(url + "/apis/people.example.com/v1alpha1/persons/ann")
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("get after ready = %v %v", res, err)
+	}
+	res.Body.Close()
+	if err := srv.Shutdown(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get(url + "/healthz"); err == nil {
+		t.Error("server still answers after shutdown")
+	}
+}
+
+func TestRunServesUntilCancelled(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- server.Run(ctx, []string{"--addr", addr, "--data-dir", t.TempDir()}, &stdout, &stderr,
+			server.Config{Models: []*model.Model{storetest.PersonModel()}})
+	}()
+	var res *http.Response
+	for range 200 {
+		if res, err = http.Post("http://"+addr+"/apis/people.example.com/v1alpha1/persons", "application/json",
+			strings.NewReader(`{"metadata":{"name":"ann"},"spec":{"name":"Ann"}}`)); err == nil && res.StatusCode != 503 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil || res.StatusCode != 201 {
+		t.Fatalf("create = %v %v", res, err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	if !strings.Contains(stdout.String(), "listening on http://"+addr) {
+		t.Errorf("stdout = %q", stdout.String())
+	}
+	for _, want := range []string{`"msg":"request"`, `"status":201`, `"msg":"server stopped"`} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("log lacks %s", want)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	t.Setenv("SVC_BRAND_DOMAIN", "halo.run")
+	f, err := server.ParseFlags(nil, io.Discard)
+	if err != nil || f.Addr != "127.0.0.1:8090" || f.DataDir != "./data" || f.BrandDomain != "halo.run" {
+		t.Errorf("defaults = %+v, %v", f, err)
+	}
+	f, err = server.ParseFlags([]string{"--brand-domain", "example.org", "--addr", ":1"}, io.Discard)
+	if err != nil || f.BrandDomain != "example.org" || f.Addr != ":1" {
+		t.Errorf("flags = %+v, %v", f, err)
+	}
+	if _, err := server.ParseFlags([]string{"--nope"}, io.Discard); err == nil {
+		t.Error("unknown flag accepted")
+	}
+}
