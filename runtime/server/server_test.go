@@ -67,8 +67,10 @@ func TestNotReadyWhileIndexesBuild(t *testing.T) {
 			t.Errorf("%s while building = %d (Retry-After %q), want 503 with Retry-After", path, res.StatusCode, res.Header.Get("Retry-After"))
 		}
 	}
-	if res, _ := http.Get(url + "/healthz"); res == nil || res.StatusCode != 200 {
-		t.Errorf("healthz while building: %v", res)
+	for _, path := range []string{"/healthz", "/openapi.json", "/swagger-ui/"} {
+		if res, _ := http.Get(url + path); res == nil || res.StatusCode != 200 {
+			t.Errorf("%s while building: %v", path, res)
+		}
 	}
 	close(gate)
 	deadline := time.Now().Add(5 * time.Second)

@@ -83,7 +83,7 @@ func (s *Store) Unregister(ctx context.Context, m *model.Model) error {
 // and loads them into a new MemDB with m's schema, batching inserts.
 func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*memdb.MemDB, *sync.Map, int, error) {
 	start := time.Now()
-	db, err := memdb.NewMemDB(modelSchema(m))
+	db, err := newDB(modelSchema(m))
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("schema: %w", err)
 	}

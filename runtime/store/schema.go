@@ -162,3 +162,16 @@ func (f multiIndexer) FromObject(o any) (bool, [][]byte, error) {
 	}
 	return len(bs) > 0, bs, nil
 }
+
+// newDB creates a MemDB that does not track mutations for watch channels.
+// The store never uses memdb's watch channels (events come from the
+// committer), and a primary MemDB pays on every write for the channels it
+// closes at commit; a snapshot of an empty MemDB is a full, writable MemDB
+// that skips that work.
+func newDB(schema *memdb.DBSchema) (*memdb.MemDB, error) {
+	db, err := memdb.NewMemDB(schema)
+	if err != nil {
+		return nil, err
+	}
+	return db.Snapshot(), nil
+}

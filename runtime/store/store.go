@@ -164,7 +164,7 @@ func (s *Store) tableFor(key string) *table {
 		return t
 	}
 	t := &table{key: key}
-	db, err := memdb.NewMemDB(rawSchema())
+	db, err := newDB(rawSchema())
 	if err != nil {
 		panic(fmt.Sprintf("store: raw schema: %v", err)) // a static schema; cannot fail
 	}
