@@ -35,8 +35,8 @@ func encodeRemove(table, name string) []byte {
 	return append(b, name...)
 }
 
-// entry is a decoded log or snapshot record. data aliases the input.
-type entry struct {
+// logEntry is a decoded log or snapshot record. data aliases the input.
+type logEntry struct {
 	kind    byte
 	table   string
 	name    string
@@ -46,8 +46,8 @@ type entry struct {
 
 var errShort = errors.New("record too short")
 
-func decodeEntry(b []byte) (entry, error) {
-	var e entry
+func decodeEntry(b []byte) (logEntry, error) {
+	var e logEntry
 	if len(b) == 0 {
 		return e, errShort
 	}

@@ -22,6 +22,7 @@ type op struct {
 // publish once the payloads are durable.
 type batch struct {
 	txns     map[*table]*memdb.Txn
+	states   map[*table]*tableState
 	order    []*table
 	payloads [][]byte
 	changes  []tableChange
@@ -90,7 +91,7 @@ func (s *Store) commit(ops []*op) {
 		}
 		return
 	}
-	b := &batch{txns: map[*table]*memdb.Txn{}}
+	b := &batch{txns: map[*table]*memdb.Txn{}, states: map[*table]*tableState{}}
 	errs := make([]error, len(ops))
 	for i, o := range ops {
 		errs[i] = o.apply(b)
@@ -110,6 +111,13 @@ func (s *Store) commit(ops []*op) {
 	if b.err != nil {
 		for _, t := range b.order {
 			b.txns[t].Abort()
+			// Undo the batch's index writes: back to the published trees.
+			st := b.states[t]
+			for i, tr := range st.view.Load().trees {
+				if tr != nil {
+					st.work[i] = tr.Copy()
+				}
+			}
 		}
 		for _, o := range ops {
 			o.done <- b.err
@@ -118,6 +126,8 @@ func (s *Store) commit(ops []*op) {
 	}
 	for _, t := range b.order {
 		b.txns[t].Commit()
+		st := b.states[t]
+		st.view.Store(&view{db: st.db.Snapshot(), trees: copyTrees(st.work)})
 	}
 	for _, c := range b.changes {
 		st := c.t.state.Load()
@@ -138,28 +148,33 @@ func (s *Store) commit(ops []*op) {
 	}
 }
 
+// state returns the table state the batch writes to; a batch never spans
+// a control op, so it is stable for the whole batch.
+func (b *batch) state(t *table) *tableState {
+	b.txn(t)
+	return b.states[t]
+}
+
 // txn returns the batch's write transaction on t's current db.
 func (b *batch) txn(t *table) *memdb.Txn {
 	if txn, ok := b.txns[t]; ok {
 		return txn
 	}
-	txn := t.state.Load().db.Txn(true)
+	st := t.state.Load()
+	txn := st.db.Txn(true)
 	b.txns[t] = txn
+	b.states[t] = st
 	b.order = append(b.order, t)
 	return txn
 }
 
 // put stores rec, replacing old (nil for a create).
 func (b *batch) put(t *table, old, rec *Record) {
-	txn := b.txn(t)
-	if err := txn.Insert(tableObjects, rec); err != nil {
+	if err := b.txn(t).Insert(tableObjects, rec); err != nil {
 		b.err = fmt.Errorf("store: insert %s/%s: %w", t.key, rec.Name, err)
 		return
 	}
-	if err := countChange(txn, old, rec); err != nil {
-		b.err = err
-		return
-	}
+	indexRecord(b.states[t].work, old, rec)
 	b.payloads = append(b.payloads, encodePut(t.key, rec))
 	b.changes = append(b.changes, tableChange{t, watch.Change[*Record]{Old: old, New: rec, HasOld: old != nil, HasNew: true}})
 }
@@ -167,92 +182,11 @@ func (b *batch) put(t *table, old, rec *Record) {
 // remove deletes old for good. final is the object as last shown to
 // clients (with its deletionTimestamp), which watchers receive.
 func (b *batch) remove(t *table, old, final *Record) {
-	txn := b.txn(t)
-	if err := txn.Delete(tableObjects, old); err != nil {
+	if err := b.txn(t).Delete(tableObjects, old); err != nil {
 		b.err = fmt.Errorf("store: delete %s/%s: %w", t.key, old.Name, err)
 		return
 	}
-	if err := countChange(txn, old, nil); err != nil {
-		b.err = err
-		return
-	}
+	unindexRecord(b.states[t].work, old)
 	b.payloads = append(b.payloads, encodeRemove(t.key, old.Name))
 	b.changes = append(b.changes, tableChange{t, watch.Change[*Record]{Old: final, HasOld: true}})
 }
-
-// countChange keeps the counts table in step with the objects table: one
-// row per label pair, one per label key and one for all objects, so a list
-// with a single label term knows its total without visiting the matches.
-func countChange(txn *memdb.Txn, old, rec *Record) error {
-	delta := func(key string, d int64) error {
-		raw, err := txn.First(tableCounts, indexID, key)
-		if err != nil {
-			return fmt.Errorf("store: read counter: %w", err)
-		}
-		var n int64
-		if raw != nil {
-			n = raw.(*counter).N
-		}
-		n += d
-		if n == 0 {
-			if raw != nil {
-				return txn.Delete(tableCounts, raw)
-			}
-			return nil
-		}
-		return txn.Insert(tableCounts, &counter{Key: key, N: n})
-	}
-	if old == nil || rec == nil {
-		d := int64(1)
-		if rec == nil {
-			d, rec = -1, old
-		}
-		if err := delta(allCounter, d); err != nil {
-			return err
-		}
-		for i := 0; i < len(rec.labels); i += 2 {
-			if err := delta(labelCounter(rec.labels[i], rec.labels[i+1]), d); err != nil {
-				return err
-			}
-			if err := delta(keyCounter(rec.labels[i]), d); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for i := 0; i < len(old.labels); i += 2 {
-		k, v := old.labels[i], old.labels[i+1]
-		if nv, ok := rec.Get(k); ok && nv == v {
-			continue
-		} else if !ok {
-			if err := delta(keyCounter(k), -1); err != nil {
-				return err
-			}
-		}
-		if err := delta(labelCounter(k, v), -1); err != nil {
-			return err
-		}
-	}
-	for i := 0; i < len(rec.labels); i += 2 {
-		k, v := rec.labels[i], rec.labels[i+1]
-		ov, ok := old.Get(k)
-		if ok && ov == v {
-			continue
-		}
-		if !ok {
-			if err := delta(keyCounter(k), 1); err != nil {
-				return err
-			}
-		}
-		if err := delta(labelCounter(k, v), 1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func labelCounter(k, v string) string { return "l" + k + "\x00" + v }
-func keyCounter(k string) string      { return "k" + k }
-
-// allCounter counts every object of the table.
-const allCounter = "#"

@@ -43,8 +43,7 @@ func (s *Store) List(ctx context.Context, m *model.Model, q Query) (query.ListRe
 		return query.ListResult[*Record]{}, err
 	}
 	page, size := max(q.Page, 1), q.Size
-	txn := st.db.Txn(false)
-	items, total, err := p.run(ctx, txn, page, size)
+	items, total, err := p.run(ctx, st.view.Load(), page, size)
 	if err != nil {
 		return query.ListResult[*Record]{}, fmt.Errorf("store: list %s: %w", m.Plural, err)
 	}
@@ -69,13 +68,6 @@ type plan struct {
 	sorts  []sortKey // complete: ends with the name
 	multi  []bool    // per index position: may hold several keys
 }
-
-const (
-	ixName    = 0
-	ixLabels  = 1
-	ixCreated = 2
-	ixDeleted = 3
-)
 
 // compile resolves sort and field names to indexes and field values to
 // keys; unindexed names and unparsable values are *query.ParamError (400).
@@ -189,26 +181,24 @@ func (p *plan) compare(a, b *Record) int {
 	return 0
 }
 
-// source is a set of candidates named by index prefixes.
+// source is a set of candidates: the entries of some values of one index,
+// or (ix == ixName) some names.
 type source struct {
-	index    string
-	prefixes [][]byte
-	count    int64 // exact, or an upper estimate when !exact
-	exact    bool
-	// dedupe: an object may appear under several prefixes (a set term on
+	ix     int
+	values []entry // a, b of each value; level says which of them count
+	level  int
+	count  int64
+	// dedupe: an object may appear under several values (a set term on
 	// a multi-valued index). A label has one value, so label sources never
 	// repeat an object.
 	dedupe bool
 }
 
-const (
-	probeLimit = 4096 // field candidates counted exactly up to this many
-	// collectLimit: below this many candidates collecting is always cheap.
-	collectLimit = 1024
-)
+// collectLimit: below this many candidates collecting is always cheap.
+const collectLimit = 1024
 
-func (p *plan) run(ctx context.Context, txn *memdb.Txn, page, size int) ([]*Record, int64, error) {
-	all := count(txn, allCounter)
+func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int64, error) {
+	all := int64(v.trees[ixCreated].Len()) // one entry per object
 	var best *source
 	consider := func(src *source) {
 		if best == nil || src.count < best.count {
@@ -218,44 +208,31 @@ func (p *plan) run(ctx context.Context, txn *memdb.Txn, page, size int) ([]*Reco
 	for _, r := range p.labels {
 		switch r.Op {
 		case selector.Equals, selector.In:
-			src := &source{index: model.IndexLabels, exact: true}
-			for _, v := range r.Values {
-				src.prefixes = append(src.prefixes, []byte(model.LabelKey(r.Key, v)))
-				src.count += count(txn, labelCounter(r.Key, v))
+			src := &source{ix: ixLabels, level: 2}
+			for _, val := range r.Values {
+				src.values = append(src.values, entry{a: r.Key, b: val})
 			}
+			src.count = v.count(src)
 			consider(src)
 		case selector.Exists:
-			consider(&source{index: model.IndexLabels, exact: true,
-				prefixes: [][]byte{[]byte(model.LabelKeyPrefix(r.Key))}, count: count(txn, keyCounter(r.Key))})
+			src := &source{ix: ixLabels, level: 1, values: []entry{{a: r.Key}}}
+			src.count = v.count(src)
+			consider(src)
 		}
 	}
 	for _, f := range p.fields {
 		if f.op != selector.Equals && f.op != selector.In {
 			continue
 		}
-		src := &source{index: memdbIndex(f.ix), exact: true, dedupe: p.multi[f.ix] && len(f.keys) > 1}
+		src := &source{ix: f.ix, level: 1, dedupe: p.multi[f.ix] && len(f.keys) > 1}
 		for _, k := range f.keys {
-			src.prefixes = append(src.prefixes, fieldPrefix(f.ix, k))
+			src.values = append(src.values, entry{a: string(k)})
 		}
-		n, exact, err := probe(txn, src, probeLimit)
-		if err != nil {
-			return nil, 0, err
-		}
-		src.count, src.exact = n, exact
-		if !exact {
-			src.count = all
-		}
+		src.count = v.count(src)
 		consider(src)
 	}
 
-	total, known := int64(-1), false
-	switch {
-	case len(p.labels) == 0 && len(p.fields) == 0:
-		total, known = all, true
-	case len(p.labels) == 1 && len(p.fields) == 0:
-		total, known = p.labelTotal(txn, all), true
-	}
-
+	total, known := p.total(v, all, best)
 	first := p.sorts[0]
 	streamable := size > 0 && first.ix != ixDeleted && !p.multi[first.ix]
 	offset := int64(page-1) * int64(size)
@@ -269,117 +246,132 @@ func (p *plan) run(ctx context.Context, txn *memdb.Txn, page, size int) ([]*Reco
 		collect = best.count <= collectLimit || best.count*3 <= streamCost
 	}
 	if collect {
-		return p.collect(ctx, txn, best, offset, size)
+		return p.collect(ctx, v, best, offset, size)
 	}
 	if !known {
 		// The page is cheap to find by streaming but the total is not
 		// known: count the matches over the smallest candidate set.
 		var err error
-		if total, err = p.countMatches(ctx, txn, best); err != nil {
+		if total, err = p.countMatches(ctx, v, best); err != nil {
 			return nil, 0, err
 		}
 	}
-	items, err := p.stream(ctx, txn, offset, size)
+	items, err := p.stream(ctx, v, offset, size)
 	return items, total, err
 }
 
-// labelTotal counts matches of the single label term from the counts
-// table; objects without the label match != and notin.
-func (p *plan) labelTotal(txn *memdb.Txn, all int64) int64 {
-	r := p.labels[0]
-	var n int64
-	for _, v := range r.Values {
-		n += count(txn, labelCounter(r.Key, v))
-	}
-	switch r.Op {
-	case selector.Equals, selector.In:
-		return n
-	case selector.NotEquals, selector.NotIn:
-		return all - n
-	case selector.Exists:
-		return count(txn, keyCounter(r.Key))
-	default: // DoesNotExist
-		return all - count(txn, keyCounter(r.Key))
-	}
-}
-
-func count(txn *memdb.Txn, key string) int64 {
-	raw, _ := txn.First(tableCounts, indexID, key)
-	if raw == nil {
-		return 0
-	}
-	return raw.(*counter).N
-}
-
-// fieldPrefix is the entry prefix of key k on index position ix.
-func fieldPrefix(ix int, k model.Key) []byte {
-	switch ix {
-	case ixName:
-		return []byte(k)
-	case ixCreated:
-		return invert(nil, k)
-	}
-	return append([]byte{tagPresent}, k...)
-}
-
-// probe counts a source's entries up to limit.
-func probe(txn *memdb.Txn, src *source, limit int64) (int64, bool, error) {
-	var n int64
-	for _, pre := range src.prefixes {
-		it, err := txn.Get(tableObjects, src.index+"_prefix", pre)
-		if err != nil {
-			return 0, false, err
+// total returns the number of matches when the index counts give it
+// without visiting them: no terms, or one term.
+func (p *plan) total(v *view, all int64, best *source) (int64, bool) {
+	switch {
+	case len(p.labels) == 0 && len(p.fields) == 0:
+		return all, true
+	case len(p.labels) == 1 && len(p.fields) == 0:
+		r := p.labels[0]
+		var n int64
+		for _, val := range r.Values {
+			n += int64(countValue(v.trees[ixLabels], r.Key, val, 2))
 		}
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			if n++; n > limit {
-				return n, false, nil
+		keyed := func() int64 { return int64(countValue(v.trees[ixLabels], r.Key, "", 1)) }
+		switch r.Op {
+		case selector.Equals, selector.In:
+			return n, true
+		case selector.NotEquals, selector.NotIn:
+			return all - n, true // objects without the label match too
+		case selector.Exists:
+			return keyed(), true
+		default: // DoesNotExist
+			return all - keyed(), true
+		}
+	case len(p.labels) == 0 && len(p.fields) == 1:
+		f := p.fields[0]
+		if f.ix == ixName || p.multi[f.ix] || f.ix < numDefaultIndexes {
+			break
+		}
+		if f.op == selector.Equals || f.op == selector.In {
+			return best.count, true
+		}
+		// NotEquals, NotIn on a single-valued index: objects that have a
+		// value, less those with one of the keys.
+		t := v.trees[f.ix]
+		n := int64(t.Len() - countValue(t, "", "", 1))
+		for _, k := range f.keys {
+			n -= int64(countValue(t, string(k), "", 1))
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// count returns how many entries src names (objects, for a name source).
+func (v *view) count(src *source) int64 {
+	var n int64
+	if src.ix == ixName {
+		txn := v.db.Txn(false)
+		for _, val := range src.values {
+			if r, _ := txn.First(tableObjects, indexID, []byte(val.a)); r != nil {
+				n++
 			}
 		}
+		return n
 	}
-	return n, true, nil
+	for _, val := range src.values {
+		n += int64(countValue(v.trees[src.ix], val.a, val.b, src.level))
+	}
+	return n
 }
 
 // each calls fn for every distinct record of src (every object when src
 // is nil), stopping early when fn returns false.
-func each(ctx context.Context, txn *memdb.Txn, src *source, fn func(*Record) bool) error {
+func (v *view) each(ctx context.Context, src *source, fn func(*Record) bool) error {
+	visited := 0
+	cancelled := func() bool {
+		visited++
+		return visited%4096 == 0 && ctx.Err() != nil
+	}
 	if src == nil {
-		src = &source{index: indexID, prefixes: [][]byte{nil}}
+		v.trees[ixCreated].Scan(func(e entry) bool { return !cancelled() && fn(e.rec) })
+		return ctx.Err()
+	}
+	if src.ix == ixName {
+		txn := v.db.Txn(false)
+		for _, val := range src.values {
+			if r, _ := txn.First(tableObjects, indexID, []byte(val.a)); r != nil && !fn(r.(*Record)) {
+				break
+			}
+		}
+		return nil
 	}
 	var seen map[string]struct{}
 	if src.dedupe {
 		seen = map[string]struct{}{}
 	}
-	n := 0
-	for _, pre := range src.prefixes {
-		it, err := txn.Get(tableObjects, src.index+"_prefix", pre)
-		if err != nil {
-			return err
-		}
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			if n++; n%4096 == 0 && ctx.Err() != nil {
-				return ctx.Err()
+	for _, val := range src.values {
+		more := ascendValue(v.trees[src.ix], val.a, val.b, src.level, func(e entry) bool {
+			if cancelled() {
+				return false
 			}
-			r := raw.(*Record)
 			if seen != nil {
-				if _, dup := seen[r.Name]; dup {
-					continue
+				if _, dup := seen[e.rec.Name]; dup {
+					return true
 				}
-				seen[r.Name] = struct{}{}
+				seen[e.rec.Name] = struct{}{}
 			}
-			if !fn(r) {
-				return nil
-			}
+			return fn(e.rec)
+		})
+		if !more {
+			break
 		}
 	}
-	return nil
+	return ctx.Err()
 }
 
-func (p *plan) collect(ctx context.Context, txn *memdb.Txn, src *source, offset int64, size int) ([]*Record, int64, error) {
+func (p *plan) collect(ctx context.Context, v *view, src *source, offset int64, size int) ([]*Record, int64, error) {
 	var hits []*Record
 	if src != nil {
 		hits = make([]*Record, 0, min(src.count, 1<<16))
 	}
-	err := each(ctx, txn, src, func(r *Record) bool {
+	err := v.each(ctx, src, func(r *Record) bool {
 		if p.matches(r) {
 			hits = append(hits, r)
 		}
@@ -400,9 +392,9 @@ func (p *plan) collect(ctx context.Context, txn *memdb.Txn, src *source, offset 
 	return slices.Clip(hits[offset:end]), total, nil
 }
 
-func (p *plan) countMatches(ctx context.Context, txn *memdb.Txn, src *source) (int64, error) {
+func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, error) {
 	var n int64
-	err := each(ctx, txn, src, func(r *Record) bool {
+	err := v.each(ctx, src, func(r *Record) bool {
 		if p.matches(r) {
 			n++
 		}
@@ -414,23 +406,21 @@ func (p *plan) countMatches(ctx context.Context, txn *memdb.Txn, src *source) (i
 // stream walks the first sort key's index in order, tests every object
 // against the terms, skips the offset and stops when the page is full.
 //
-// Walking an index forward yields ties in the default tail order (creation
+// Walking a tree forward yields ties in the default tail order (creation
 // desc, name asc). A descending walk with the default tail therefore goes
 // backwards over the groups of equal keys but forwards inside each group;
 // any other tail gathers each group of ties and sorts it.
-func (p *plan) stream(ctx context.Context, txn *memdb.Txn, offset int64, size int) ([]*Record, error) {
+func (p *plan) stream(ctx context.Context, v *view, offset int64, size int) ([]*Record, error) {
 	first := p.sorts[0]
-	// The creation index holds inverted times: walking it forward is
-	// newest first.
-	reverse := first.desc != (first.ix == ixCreated)
 	rest := p.sorts[1:]
+	// The creation tree holds no value: its forward order is newest first.
+	reverse := first.desc != (first.ix == ixCreated)
 	defaultTail := len(rest) == 0 ||
 		first.ix == ixCreated && len(rest) == 1 && rest[0] == sortKey{ix: ixName} ||
 		len(rest) == 2 && rest[0] == sortKey{ix: ixCreated, desc: true} && rest[1] == sortKey{ix: ixName}
-	index := memdbIndex(first.ix) + "_prefix"
+	noTerms := len(p.labels) == 0 && len(p.fields) == 0
 	out := make([]*Record, 0, size)
 	visited := 0
-	// take handles one object in final order; false means stop.
 	take := func(r *Record) bool {
 		if visited++; visited%4096 == 0 && ctx.Err() != nil {
 			return false
@@ -445,16 +435,52 @@ func (p *plan) stream(ctx context.Context, txn *memdb.Txn, offset int64, size in
 		out = append(out, r)
 		return len(out) < size
 	}
-	var err error
+	takeEntry := func(e entry) bool { return take(e.rec) }
 	switch {
-	case !reverse && defaultTail, first.ix == ixName: // names are unique: no ties
-		err = walk(txn, index, nil, reverse, take)
-	case reverse && defaultTail:
-		err = p.walkGroupsBackwards(txn, first.ix, take)
+	case first.ix == ixName: // names are unique: no ties
+		txn := v.db.Txn(false)
+		var it memdb.ResultIterator
+		var err error
+		if reverse {
+			it, err = txn.GetReverse(tableObjects, indexID+"_prefix", []byte(nil))
+		} else {
+			it, err = txn.Get(tableObjects, indexID+"_prefix", []byte(nil))
+		}
+		if err != nil {
+			return nil, err
+		}
+		for raw := it.Next(); raw != nil && take(raw.(*Record)); raw = it.Next() {
+		}
+	case !reverse && defaultTail:
+		t := v.trees[first.ix]
+		if noTerms && offset > 0 {
+			// Every entry is a match: jump to the offset in O(log n).
+			start, ok := t.GetAt(int(offset))
+			if !ok {
+				break
+			}
+			offset = 0
+			t.Ascend(start, takeEntry)
+			break
+		}
+		t.Scan(takeEntry)
+	case reverse && defaultTail && first.ix != ixCreated:
+		t := v.trees[first.ix]
+		cur, ok := t.Max()
+		for ok {
+			if !ascendValue(t, cur.a, "", 1, takeEntry) {
+				break
+			}
+			ok = false
+			t.Descend(entry{a: cur.a, rec: before1}, func(e entry) bool {
+				cur, ok = e, true
+				return false
+			})
+		}
 	default:
 		var group []*Record
 		var groupKey model.Key
-		var groupHas, more = false, true
+		groupHas, more := false, true
 		flush := func() {
 			slices.SortFunc(group, p.compare)
 			for _, r := range group {
@@ -464,77 +490,25 @@ func (p *plan) stream(ctx context.Context, txn *memdb.Txn, offset int64, size in
 			}
 			group = group[:0]
 		}
-		err = walk(txn, index, nil, reverse, func(r *Record) bool {
-			k, has := r.sortKey(first.ix, first.desc)
+		gather := func(e entry) bool {
+			k, has := e.rec.sortKey(first.ix, first.desc)
 			if len(group) > 0 && (k != groupKey || has != groupHas) {
 				if flush(); !more {
 					return false
 				}
 			}
 			groupKey, groupHas = k, has
-			group = append(group, r)
+			group = append(group, e.rec)
 			return true
-		})
+		}
+		if reverse {
+			v.trees[first.ix].Reverse(gather)
+		} else {
+			v.trees[first.ix].Scan(gather)
+		}
 		if more && len(group) > 0 {
 			flush()
 		}
 	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	return out, err
-}
-
-// walk iterates the entries under prefix, forwards or backwards, until fn
-// returns false.
-func walk(txn *memdb.Txn, index string, prefix []byte, reverse bool, fn func(*Record) bool) error {
-	var it memdb.ResultIterator
-	var err error
-	if reverse {
-		it, err = txn.GetReverse(tableObjects, index, prefix)
-	} else {
-		it, err = txn.Get(tableObjects, index, prefix)
-	}
-	if err != nil {
-		return err
-	}
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		if !fn(raw.(*Record)) {
-			return nil
-		}
-	}
-	return nil
-}
-
-// walkGroupsBackwards visits the groups of equal keys of index ix from the
-// largest key down, each group forwards. Entries of a group share the
-// group's prefix, so the next group down starts at the last entry at or
-// below that prefix.
-func (p *plan) walkGroupsBackwards(txn *memdb.Txn, ix int, fn func(*Record) bool) error {
-	name := memdbIndex(ix)
-	it, err := txn.GetReverse(tableObjects, name+"_prefix", []byte(nil))
-	for err == nil {
-		raw := it.Next()
-		if raw == nil {
-			return nil
-		}
-		r := raw.(*Record)
-		var prefix []byte
-		if ix == ixCreated {
-			prefix = invert(nil, r.created)
-		} else if k, ok := r.sortKey(ix, false); ok {
-			prefix = append([]byte{tagPresent}, k...)
-		} else {
-			prefix = []byte{tagAbsent}
-		}
-		more := true
-		if err := walk(txn, name+"_prefix", prefix, false, func(r *Record) bool {
-			more = fn(r)
-			return more
-		}); err != nil || !more {
-			return err
-		}
-		it, err = txn.ReverseLowerBound(tableObjects, name, prefix)
-	}
-	return err
+	return out, ctx.Err()
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-memdb"
-	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store/dirlock"
 	"github.com/svcrun/svc/runtime/store/snapshot"
 	"github.com/svcrun/svc/runtime/store/wal"
@@ -83,7 +82,7 @@ func (l *loader) apply(payload []byte) error {
 			return fmt.Errorf("restore %s/%s: %w", e.table, e.name, err)
 		}
 	case kindRemove:
-		if _, err := txn.DeleteAll(tableObjects, indexID, model.StringKey(e.name)); err != nil {
+		if _, err := txn.DeleteAll(tableObjects, indexID, e.name); err != nil {
 			return fmt.Errorf("restore removal %s/%s: %w", e.table, e.name, err)
 		}
 	}
@@ -133,7 +132,7 @@ func (s *Store) startSnapshot() {
 		n := 0
 		err := snapshot.Write(dir, seq, func(w *snapshot.Writer) error {
 			for _, v := range views {
-				it, err := v.db.Txn(false).Get(tableObjects, indexID+"_prefix", "")
+				it, err := v.db.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
 				if err != nil {
 					return err
 				}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -40,13 +42,13 @@ func (s *Store) Register(ctx context.Context, m *model.Model) error {
 	if err != nil {
 		return err
 	}
-	db, byName, n, buildErr := s.build(ctx, m, old.db)
+	built, n, buildErr := s.build(ctx, m, old.db)
 	err = s.submit(context.Background(), &op{control: true, apply: func(*batch) error {
 		if buildErr != nil {
 			t.state.Store(old)
 			return nil
 		}
-		t.state.Store(&tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName})
+		t.state.Store(built)
 		return nil
 	}})
 	if buildErr != nil {
@@ -80,126 +82,121 @@ func (s *Store) Unregister(ctx context.Context, m *model.Model) error {
 }
 
 // build decodes every object of src with m (on every core, in name order)
-// and loads them into a new MemDB with m's schema, batching inserts.
-func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*memdb.MemDB, *sync.Map, int, error) {
+// and builds a new table state: a MemDB of the records and one sorted tree
+// per index, each loaded in order (the trees are built concurrently).
+func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*tableState, int, error) {
 	start := time.Now()
-	db, err := newDB(modelSchema(m))
+	recs, err := decodeAll(ctx, m, src)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("schema: %w", err)
+		return nil, 0, err
 	}
-	it, err := src.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	// Chunks go to decoders and come back in order through their own
-	// result channels, so insertion stays in name order.
-	type chunk struct {
-		in  []*Record
-		out chan []*Record
-		err error
-	}
-	tasks := make(chan *chunk)
-	results := make(chan *chunk, 2*runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range tasks {
-				recs := make([]*Record, len(c.in))
-				for i, raw := range c.in {
-					obj := m.NewObject()
-					if err := json.Unmarshal(raw.Data, obj); err != nil {
-						c.err = fmt.Errorf("object %s does not decode: %w", raw.Name, err)
-						break
-					}
-					recs[i] = newRecord(m, obj, raw.Data)
-				}
-				c.out <- recs
-			}
-		}()
-	}
-	go func() {
-		defer close(results)
-		defer close(tasks)
-		var in []*Record
-		send := func() {
-			c := &chunk{in: in, out: make(chan []*Record, 1)}
-			results <- c
-			tasks <- c
-			in = nil
-		}
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			in = append(in, raw.(*Record))
-			if len(in) == buildChunk {
-				send()
-			}
-		}
-		if len(in) > 0 {
-			send()
-		}
-	}()
-	defer func() {
-		for range results { // let the producer finish on early return
-		}
-		wg.Wait()
-	}()
-
-	unique := map[int]map[model.Key]string{}
-	for i, ix := range m.Indexes {
-		if ix.Unique {
-			unique[i] = map[model.Key]string{}
-		}
-	}
-	counts := map[string]int64{}
-	byName := &sync.Map{}
-	n := 0
-	for c := range results {
-		recs := <-c.out
-		if c.err != nil {
-			return nil, nil, n, c.err
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, nil, n, err
-		}
+	n := len(recs)
+	db := newDB()
+	for i := 0; i < n; i += buildChunk {
 		txn := db.Txn(true)
-		for _, r := range recs {
-			for i, seen := range unique {
-				for _, k := range r.keys[i] {
-					if other, dup := seen[k]; dup {
-						txn.Abort()
-						return nil, nil, n, &UniqueError{Kind: m.GVK().String(), Index: m.Indexes[i].Name, Value: model.FormatKey(m.Indexes[i].Type, k), Holder: other}
-					}
-					seen[k] = r.Name
-				}
-			}
+		for _, r := range recs[i:min(i+buildChunk, n)] {
 			if err := txn.Insert(tableObjects, r); err != nil {
 				txn.Abort()
-				return nil, nil, n, fmt.Errorf("index %s: %w", r.Name, err)
-			}
-			byName.Store(r.Name, r)
-			counts[allCounter]++
-			for j := 0; j < len(r.labels); j += 2 {
-				counts[labelCounter(r.labels[j], r.labels[j+1])]++
-				counts[keyCounter(r.labels[j])]++
-			}
-			n++
-			if n%250000 == 0 {
-				s.log.Info("building indexes", "model", m.GVK().String(), "objects", n, "elapsed", time.Since(start))
+				return nil, 0, fmt.Errorf("index %s: %w", r.Name, err)
 			}
 		}
 		txn.Commit()
 	}
-	txn := db.Txn(true)
-	for k, v := range counts {
-		if err := txn.Insert(tableCounts, &counter{Key: k, N: v}); err != nil {
-			txn.Abort()
-			return nil, nil, n, err
+	byName := &sync.Map{}
+	for _, r := range recs {
+		byName.Store(r.Name, r)
+	}
+	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
+	errs := make([]error, len(trees))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for ix := 1; ix < len(trees); ix++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			trees[ix], errs[ix] = buildTree(m, recs, ix)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, n, err
 		}
 	}
-	txn.Commit()
+	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, work: trees}
+	st.view.Store(&view{db: db.Snapshot(), trees: copyTrees(trees)})
 	if n >= 10000 {
 		s.log.Info("indexes built", "model", m.GVK().String(), "objects", n, "took", time.Since(start))
 	}
-	return db, byName, n, nil
+	return st, n, nil
+}
+
+// buildTree sorts the entries of index position ix and loads them in order;
+// a unique index with two objects under one key fails.
+func buildTree(m *model.Model, recs []*Record, ix int) (*tree, error) {
+	es := make([]entry, 0, len(recs))
+	for _, r := range recs {
+		es = entries(r, ix, es)
+	}
+	slices.SortFunc(es, compareEntry)
+	if i := ix - numDefaultIndexes; i >= 0 && m.Indexes[i].Unique {
+		for j := 1; j < len(es); j++ {
+			if es[j].a != "" && es[j].a == es[j-1].a && es[j].rec != es[j-1].rec {
+				holder := min(es[j].rec.Name, es[j-1].rec.Name)
+				return nil, &UniqueError{Kind: m.GVK().String(), Index: m.Indexes[i].Name, Value: model.FormatKey(m.Indexes[i].Type, model.Key(es[j].a)), Holder: holder}
+			}
+		}
+	}
+	t := newTree()
+	for _, e := range es {
+		t.Load(e)
+	}
+	return t, nil
+}
+
+// decodeAll decodes every record of src with m, on every core, returning
+// them in name order.
+func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) ([]*Record, error) {
+	it, err := src.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
+	if err != nil {
+		return nil, err
+	}
+	var raws []*Record
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		raws = append(raws, raw.(*Record))
+	}
+	recs := make([]*Record, len(raws))
+	workers := runtime.GOMAXPROCS(0)
+	errs := make([]error, workers)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(buildChunk)) - buildChunk
+				if lo >= len(raws) || ctx.Err() != nil {
+					return
+				}
+				for i := lo; i < min(lo+buildChunk, len(raws)); i++ {
+					obj := m.NewObject()
+					if err := json.Unmarshal(raws[i].Data, obj); err != nil {
+						errs[w] = fmt.Errorf("object %s does not decode: %w", raws[i].Name, err)
+						return
+					}
+					recs[i] = newRecord(m, obj, raws[i].Data)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return recs, ctx.Err()
 }

@@ -84,6 +84,11 @@ type tableState struct {
 	// fraction of a memdb transaction plus radix walk. The committer
 	// updates it after each commit, before acknowledging the writes.
 	byName *sync.Map
+	// view is what readers see; the committer publishes a new one after
+	// each commit. work holds the committer's own trees, which only it
+	// touches (nil when raw).
+	view atomic.Pointer[view]
+	work []*tree
 }
 
 // Open opens (or creates) the store in opts.Dir: it takes the directory
@@ -164,11 +169,7 @@ func (s *Store) tableFor(key string) *table {
 		return t
 	}
 	t := &table{key: key}
-	db, err := newDB(rawSchema())
-	if err != nil {
-		panic(fmt.Sprintf("store: raw schema: %v", err)) // a static schema; cannot fail
-	}
-	t.state.Store(&tableState{db: db})
+	t.state.Store(&tableState{db: newDB()})
 	next := make(map[string]*table, len(old)+1)
 	for k, v := range old {
 		next[k] = v

@@ -61,7 +61,7 @@ func (s *Store) Create(ctx context.Context, m *model.Model, obj object.Object) (
 				return err
 			}
 			txn := b.txn(t)
-			if cur, _ := txn.First(tableObjects, indexID, model.StringKey(rec.Name)); cur != nil {
+			if cur, _ := txn.First(tableObjects, indexID, rec.Name); cur != nil {
 				return &AlreadyExistsError{Kind: m.GVK().String(), Name: rec.Name}
 			}
 			if err := checkUnique(b, t, m, rec); err != nil {
@@ -271,7 +271,7 @@ func (s *Store) DeleteCollection(ctx context.Context, m *model.Model, q Query) (
 // current reads the object named name inside the batch, which sees the
 // batch's own earlier writes.
 func current(b *batch, t *table, kind, name string) (*Record, error) {
-	raw, err := b.txn(t).First(tableObjects, indexID, model.StringKey(name))
+	raw, err := b.txn(t).First(tableObjects, indexID, name)
 	if err != nil {
 		return nil, fmt.Errorf("store: read %s: %w", name, err)
 	}
@@ -289,21 +289,21 @@ func versionConflict(kind, name string, sent, stored int64) error {
 // checkUnique fails when another object holds one of rec's keys on a
 // unique index. memdb does not enforce uniqueness of secondary indexes.
 func checkUnique(b *batch, t *table, m *model.Model, rec *Record) error {
-	txn := b.txn(t)
+	work := b.state(t).work
 	for i, ix := range m.Indexes {
 		if !ix.Unique {
 			continue
 		}
 		for _, k := range rec.keys[i] {
-			prefix := append([]byte{tagPresent}, k...)
-			it, err := txn.Get(tableObjects, memdbIndex(numDefaultIndexes+i)+"_prefix", prefix)
-			if err != nil {
-				return fmt.Errorf("store: unique check %s: %w", ix.Name, err)
-			}
-			for raw := it.Next(); raw != nil; raw = it.Next() {
-				if other := raw.(*Record); other.Name != rec.Name {
-					return &UniqueError{Kind: m.GVK().String(), Index: ix.Name, Value: model.FormatKey(ix.Type, k), Holder: other.Name}
+			var holder string
+			ascendValue(work[numDefaultIndexes+i], string(k), "", 1, func(e entry) bool {
+				if e.rec.Name != rec.Name {
+					holder = e.rec.Name
 				}
+				return holder == ""
+			})
+			if holder != "" {
+				return &UniqueError{Kind: m.GVK().String(), Index: ix.Name, Value: model.FormatKey(ix.Type, k), Holder: holder}
 			}
 		}
 	}

@@ -1,0 +1,197 @@
+package store
+
+import (
+	"strings"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/tidwall/btree"
+)
+
+// Secondary indexes are copy-on-write B-trees of small entries that point
+// at records. go-memdb keeps the objects and their name index; its radix
+// trees cost ~450 bytes and several microseconds per entry, which a model
+// with nine indexes multiplies by ten, while an entry here is 40 bytes in
+// a 16-degree node. Copying a tree is O(1) (nodes are shared until
+// written), so every commit publishes an immutable view: the memdb
+// snapshot and one tree copy per index, swapped in together.
+
+// Index positions, as in model.AllIndexes: the defaults, then the model's
+// own from position numDefaultIndexes.
+const (
+	ixName    = 0 // memdb's id index; no tree
+	ixLabels  = 1 // entry a = label key, b = label value
+	ixCreated = 2 // a = b = "": entries differ only by the tie order
+	ixDeleted = 3 // a = deletion key; objects not being deleted have none
+)
+
+// entry is one index entry: a (and b, for labels) is the value, rec the
+// object. Entries with equal values order by creation desc, then name asc,
+// so walking a tree forward yields ties in the list default order. An
+// object with no value for a model's own index has one entry with a = "",
+// which sorts before every key (keys are never empty).
+type entry struct {
+	a, b string
+	rec  *Record
+}
+
+// Pivot records stand for "before" or "after" every entry sharing a value
+// with the pivot: level 1 compares a only, level 2 compares a and b.
+var (
+	before1, after1 = &Record{}, &Record{}
+	before2, after2 = &Record{}, &Record{}
+)
+
+func pivotRank(r *Record, level int) int {
+	switch {
+	case level == 1 && r == before1, level == 2 && r == before2:
+		return -1
+	case level == 1 && r == after1, level == 2 && r == after2:
+		return 1
+	}
+	return 0
+}
+
+func compareEntry(x, y entry) int {
+	if c := strings.Compare(x.a, y.a); c != 0 {
+		return c
+	}
+	if c := pivotRank(x.rec, 1) - pivotRank(y.rec, 1); c != 0 {
+		return c
+	}
+	if c := strings.Compare(x.b, y.b); c != 0 {
+		return c
+	}
+	if c := pivotRank(x.rec, 2) - pivotRank(y.rec, 2); c != 0 {
+		return c
+	}
+	if x.rec == y.rec {
+		return 0
+	}
+	if c := strings.Compare(string(y.rec.created), string(x.rec.created)); c != 0 {
+		return c
+	}
+	return strings.Compare(x.rec.Name, y.rec.Name)
+}
+
+type tree = btree.BTreeG[entry]
+
+func newTree() *tree {
+	return btree.NewBTreeGOptions(func(x, y entry) bool { return compareEntry(x, y) < 0 },
+		btree.Options{NoLocks: true, Degree: 16})
+}
+
+// view is what a reader sees of a table: a consistent, immutable state.
+type view struct {
+	db    *memdb.MemDB // snapshot; objects by name
+	trees []*tree      // by index position; nil at ixName
+}
+
+// entries appends rec's entries for index position ix.
+func entries(rec *Record, ix int, dst []entry) []entry {
+	switch ix {
+	case ixName:
+		return dst
+	case ixLabels:
+		for i := 0; i < len(rec.labels); i += 2 {
+			dst = append(dst, entry{a: rec.labels[i], b: rec.labels[i+1], rec: rec})
+		}
+		return dst
+	case ixCreated:
+		return append(dst, entry{rec: rec})
+	case ixDeleted:
+		if rec.deletion != "" {
+			dst = append(dst, entry{a: string(rec.deletion), rec: rec})
+		}
+		return dst
+	}
+	ks := rec.keys[ix-numDefaultIndexes]
+	if len(ks) == 0 {
+		return append(dst, entry{rec: rec})
+	}
+	for _, k := range ks {
+		dst = append(dst, entry{a: string(k), rec: rec})
+	}
+	return dst
+}
+
+// indexRecord adds rec to every tree, replacing old (nil for a create).
+func indexRecord(trees []*tree, old, rec *Record) {
+	var buf [8]entry
+	for ix := 1; ix < len(trees); ix++ {
+		t := trees[ix]
+		if old != nil {
+			for _, e := range entries(old, ix, buf[:0]) {
+				t.Delete(e)
+			}
+		}
+		for _, e := range entries(rec, ix, buf[:0]) {
+			t.Set(e)
+		}
+	}
+}
+
+// unindexRecord removes old from every tree.
+func unindexRecord(trees []*tree, old *Record) {
+	var buf [8]entry
+	for ix := 1; ix < len(trees); ix++ {
+		for _, e := range entries(old, ix, buf[:0]) {
+			trees[ix].Delete(e)
+		}
+	}
+}
+
+// rank is the number of entries before pivot. The trees keep subtree
+// counts, so GetAt is O(log n) and so is this binary search over it.
+func rank(t *tree, pivot entry) int {
+	lo, hi := 0, t.Len()
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		e, _ := t.GetAt(mid)
+		if compareEntry(e, pivot) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// countValue counts the entries whose value is a (level 1) or a, b
+// (level 2), without visiting them.
+func countValue(t *tree, a, b string, level int) int {
+	lo, hi := entry{a: a, b: b, rec: before1}, entry{a: a, b: b, rec: after1}
+	if level == 2 {
+		lo.rec, hi.rec = before2, after2
+	}
+	return rank(t, hi) - rank(t, lo)
+}
+
+// ascendValue calls fn for the entries with value a (level 1) or a, b
+// (level 2), in tree order, until fn returns false. It reports whether fn
+// asked to go on.
+func ascendValue(t *tree, a, b string, level int, fn func(entry) bool) bool {
+	lo := entry{a: a, b: b, rec: before1}
+	if level == 2 {
+		lo.rec = before2
+	}
+	more := true
+	t.Ascend(lo, func(e entry) bool {
+		if e.a != a || level == 2 && e.b != b {
+			return false
+		}
+		more = fn(e)
+		return more
+	})
+	return more
+}
+
+// copyTrees returns O(1) copies that later writes to trees do not affect.
+func copyTrees(trees []*tree) []*tree {
+	out := make([]*tree, len(trees))
+	for i, t := range trees {
+		if t != nil {
+			out[i] = t.Copy()
+		}
+	}
+	return out
+}
