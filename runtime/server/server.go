@@ -145,6 +145,10 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 			st.Close()
 			return nil, err
 		}
+		if err := st.Reserve(ctx, m); err != nil {
+			st.Close()
+			return nil, err
+		}
 	}
 	a.Rebuild()
 	go func() { s.done <- s.HTTP.Serve(ln) }()

@@ -32,10 +32,14 @@ func (s *Store) Register(ctx context.Context, m *model.Model) error {
 	var old *tableState
 	err := s.submit(ctx, &op{control: true, apply: func(*batch) error {
 		st := t.state.Load()
-		if st.model != nil {
+		switch {
+		case st.model == m && st.phase == phaseBuilding && st.reserved:
+			old = &tableState{db: st.db}
+		case st.model != nil:
 			return fmt.Errorf("store: %s is already registered as %s", t.key, st.model.GVK())
+		default:
+			old = st
 		}
-		old = st
 		t.state.Store(&tableState{model: m, db: st.db, phase: phaseBuilding})
 		return nil
 	}})
@@ -59,6 +63,24 @@ func (s *Store) Register(ctx context.Context, m *model.Model) error {
 	}
 	s.log.Debug("model registered", "model", m.GVK().String(), "objects", n)
 	return nil
+}
+
+// Reserve marks m as registered but not ready, so that its reads and writes
+// answer ErrNotReady (not ErrNotRegistered) until a later Register builds
+// its indexes. A server reserves its models before it starts serving.
+func (s *Store) Reserve(ctx context.Context, m *model.Model) error {
+	if err := m.Check(); err != nil {
+		return err
+	}
+	t := s.tableFor(m.StorageKey())
+	return s.submit(ctx, &op{control: true, apply: func(*batch) error {
+		st := t.state.Load()
+		if st.model != nil {
+			return fmt.Errorf("store: %s is already registered as %s", t.key, st.model.GVK())
+		}
+		t.state.Store(&tableState{model: m, db: st.db, phase: phaseBuilding, reserved: true})
+		return nil
+	}})
 }
 
 // Unregister stops serving m. Its objects stay stored (by name only) for a

@@ -89,6 +89,8 @@ type tableState struct {
 	// touches (nil when raw).
 	view atomic.Pointer[view]
 	work []*tree
+	// reserved: Reserve marked the model; Register has not started.
+	reserved bool
 }
 
 // Open opens (or creates) the store in opts.Dir: it takes the directory

@@ -346,3 +346,23 @@ func TestRegisterRejectsDuplicateUniqueValues(t *testing.T) {
 		t.Fatalf("data must be intact for the loose model: %v", err)
 	}
 }
+
+func TestReserveAnswersNotReadyUntilRegistered(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t)
+	if _, err := s.Get(ctx, m, "ann"); !errors.Is(err, store.ErrNotRegistered) {
+		t.Fatalf("before Reserve: %v, want ErrNotRegistered", err)
+	}
+	if err := s.Reserve(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, m, storetest.NewPerson("ann", Spec{Name: "Ann"})); !errors.Is(err, store.ErrNotReady) {
+		t.Fatalf("after Reserve: %v, want ErrNotReady", err)
+	}
+	if err := s.Register(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, m, storetest.NewPerson("ann", Spec{Name: "Ann"})); err != nil {
+		t.Fatalf("after Register: %v", err)
+	}
+}
