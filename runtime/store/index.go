@@ -19,33 +19,29 @@ import (
 // own from position numDefaultIndexes.
 const (
 	ixName    = 0 // memdb's id index; no tree
-	ixLabels  = 1 // entry a = label key, b = label value
-	ixCreated = 2 // a = b = "": entries differ only by the tie order
+	ixLabels  = 1 // a = model.LabelKey(key, value)
+	ixCreated = 2 // a = "": entries differ only by the tie order
 	ixDeleted = 3 // a = deletion key; objects not being deleted have none
 )
 
-// entry is one index entry: a (and b, for labels) is the value, rec the
-// object. Entries with equal values order by creation desc, then name asc,
-// so walking a tree forward yields ties in the list default order. An
-// object with no value for a model's own index has one entry with a = "",
-// which sorts before every key (keys are never empty).
+// entry is one index entry: a is the value's key, rec the object. Entries
+// with equal keys order by creation desc, then name asc, so walking a tree
+// forward yields ties in the list default order. An object with no value
+// for a model's own index has one entry with a = "", which sorts before
+// every key (keys are never empty).
 type entry struct {
-	a, b string
-	rec  *Record
+	a   string
+	rec *Record
 }
 
-// Pivot records stand for "before" or "after" every entry sharing a value
-// with the pivot: level 1 compares a only, level 2 compares a and b.
-var (
-	before1, after1 = &Record{}, &Record{}
-	before2, after2 = &Record{}, &Record{}
-)
+// Pivot records stand before or after every entry with the same key.
+var before, after = &Record{}, &Record{}
 
-func pivotRank(r *Record, level int) int {
-	switch {
-	case level == 1 && r == before1, level == 2 && r == before2:
+func pivotRank(r *Record) int {
+	switch r {
+	case before:
 		return -1
-	case level == 1 && r == after1, level == 2 && r == after2:
+	case after:
 		return 1
 	}
 	return 0
@@ -55,17 +51,8 @@ func compareEntry(x, y entry) int {
 	if c := strings.Compare(x.a, y.a); c != 0 {
 		return c
 	}
-	if c := pivotRank(x.rec, 1) - pivotRank(y.rec, 1); c != 0 {
+	if c := pivotRank(x.rec) - pivotRank(y.rec); c != 0 || x.rec == y.rec {
 		return c
-	}
-	if c := strings.Compare(x.b, y.b); c != 0 {
-		return c
-	}
-	if c := pivotRank(x.rec, 2) - pivotRank(y.rec, 2); c != 0 {
-		return c
-	}
-	if x.rec == y.rec {
-		return 0
 	}
 	if c := strings.Compare(string(y.rec.created), string(x.rec.created)); c != 0 {
 		return c
@@ -86,21 +73,35 @@ type view struct {
 	trees []*tree      // by index position; nil at ixName
 }
 
+// span is a range of keys: [lo, hi) in entry order.
+type span struct{ lo, hi entry }
+
+// exact spans the entries whose key is k.
+func exact(k string) span { return span{entry{k, before}, entry{k, after}} }
+
+// prefixSpan spans the entries whose key starts with p (p's last byte is
+// below 0xff, as for the label prefixes it serves).
+func prefixSpan(p string) span {
+	hi := []byte(p)
+	hi[len(hi)-1]++
+	return span{entry{p, before}, entry{string(hi), before}}
+}
+
 // entries appends rec's entries for index position ix.
 func entries(rec *Record, ix int, dst []entry) []entry {
 	switch ix {
 	case ixName:
 		return dst
 	case ixLabels:
-		for i := 0; i < len(rec.labels); i += 2 {
-			dst = append(dst, entry{a: rec.labels[i], b: rec.labels[i+1], rec: rec})
+		for _, l := range rec.labels {
+			dst = append(dst, entry{l, rec})
 		}
 		return dst
 	case ixCreated:
 		return append(dst, entry{rec: rec})
 	case ixDeleted:
 		if rec.deletion != "" {
-			dst = append(dst, entry{a: string(rec.deletion), rec: rec})
+			dst = append(dst, entry{string(rec.deletion), rec})
 		}
 		return dst
 	}
@@ -109,7 +110,7 @@ func entries(rec *Record, ix int, dst []entry) []entry {
 		return append(dst, entry{rec: rec})
 	}
 	for _, k := range ks {
-		dst = append(dst, entry{a: string(k), rec: rec})
+		dst = append(dst, entry{string(k), rec})
 	}
 	return dst
 }
@@ -156,27 +157,15 @@ func rank(t *tree, pivot entry) int {
 	return lo
 }
 
-// countValue counts the entries whose value is a (level 1) or a, b
-// (level 2), without visiting them.
-func countValue(t *tree, a, b string, level int) int {
-	lo, hi := entry{a: a, b: b, rec: before1}, entry{a: a, b: b, rec: after1}
-	if level == 2 {
-		lo.rec, hi.rec = before2, after2
-	}
-	return rank(t, hi) - rank(t, lo)
-}
+// count counts the entries in s without visiting them.
+func (s span) count(t *tree) int { return rank(t, s.hi) - rank(t, s.lo) }
 
-// ascendValue calls fn for the entries with value a (level 1) or a, b
-// (level 2), in tree order, until fn returns false. It reports whether fn
-// asked to go on.
-func ascendValue(t *tree, a, b string, level int, fn func(entry) bool) bool {
-	lo := entry{a: a, b: b, rec: before1}
-	if level == 2 {
-		lo.rec = before2
-	}
+// ascend calls fn for the entries in s, in order, until fn returns false.
+// It reports whether fn asked to go on.
+func (s span) ascend(t *tree, fn func(entry) bool) bool {
 	more := true
-	t.Ascend(lo, func(e entry) bool {
-		if e.a != a || level == 2 && e.b != b {
+	t.Ascend(s.lo, func(e entry) bool {
+		if compareEntry(e, s.hi) >= 0 {
 			return false
 		}
 		more = fn(e)

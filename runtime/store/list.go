@@ -185,8 +185,7 @@ func (p *plan) compare(a, b *Record) int {
 // or (ix == ixName) some names.
 type source struct {
 	ix     int
-	values []entry // a, b of each value; level says which of them count
-	level  int
+	spans  []span // or names (as keys), for ixName
 	count  int64
 	// dedupe: an object may appear under several values (a set term on
 	// a multi-valued index). A label has one value, so label sources never
@@ -208,14 +207,14 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 	for _, r := range p.labels {
 		switch r.Op {
 		case selector.Equals, selector.In:
-			src := &source{ix: ixLabels, level: 2}
+			src := &source{ix: ixLabels}
 			for _, val := range r.Values {
-				src.values = append(src.values, entry{a: r.Key, b: val})
+				src.spans = append(src.spans, exact(string(model.LabelKey(r.Key, val))))
 			}
 			src.count = v.count(src)
 			consider(src)
 		case selector.Exists:
-			src := &source{ix: ixLabels, level: 1, values: []entry{{a: r.Key}}}
+			src := &source{ix: ixLabels, spans: []span{prefixSpan(string(model.LabelKeyPrefix(r.Key)))}}
 			src.count = v.count(src)
 			consider(src)
 		}
@@ -224,9 +223,9 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 		if f.op != selector.Equals && f.op != selector.In {
 			continue
 		}
-		src := &source{ix: f.ix, level: 1, dedupe: p.multi[f.ix] && len(f.keys) > 1}
+		src := &source{ix: f.ix, dedupe: p.multi[f.ix] && len(f.keys) > 1}
 		for _, k := range f.keys {
-			src.values = append(src.values, entry{a: string(k)})
+			src.spans = append(src.spans, exact(string(k)))
 		}
 		src.count = v.count(src)
 		consider(src)
@@ -270,9 +269,9 @@ func (p *plan) total(v *view, all int64, best *source) (int64, bool) {
 		r := p.labels[0]
 		var n int64
 		for _, val := range r.Values {
-			n += int64(countValue(v.trees[ixLabels], r.Key, val, 2))
+			n += int64(exact(string(model.LabelKey(r.Key, val))).count(v.trees[ixLabels]))
 		}
-		keyed := func() int64 { return int64(countValue(v.trees[ixLabels], r.Key, "", 1)) }
+		keyed := func() int64 { return int64(prefixSpan(string(model.LabelKeyPrefix(r.Key))).count(v.trees[ixLabels])) }
 		switch r.Op {
 		case selector.Equals, selector.In:
 			return n, true
@@ -294,9 +293,9 @@ func (p *plan) total(v *view, all int64, best *source) (int64, bool) {
 		// NotEquals, NotIn on a single-valued index: objects that have a
 		// value, less those with one of the keys.
 		t := v.trees[f.ix]
-		n := int64(t.Len() - countValue(t, "", "", 1))
+		n := int64(t.Len() - exact("").count(t))
 		for _, k := range f.keys {
-			n -= int64(countValue(t, string(k), "", 1))
+			n -= int64(exact(string(k)).count(t))
 		}
 		return n, true
 	}
@@ -308,15 +307,15 @@ func (v *view) count(src *source) int64 {
 	var n int64
 	if src.ix == ixName {
 		txn := v.db.Txn(false)
-		for _, val := range src.values {
-			if r, _ := txn.First(tableObjects, indexID, []byte(val.a)); r != nil {
+		for _, sp := range src.spans {
+			if r, _ := txn.First(tableObjects, indexID, []byte(sp.lo.a)); r != nil {
 				n++
 			}
 		}
 		return n
 	}
-	for _, val := range src.values {
-		n += int64(countValue(v.trees[src.ix], val.a, val.b, src.level))
+	for _, sp := range src.spans {
+		n += int64(sp.count(v.trees[src.ix]))
 	}
 	return n
 }
@@ -335,8 +334,8 @@ func (v *view) each(ctx context.Context, src *source, fn func(*Record) bool) err
 	}
 	if src.ix == ixName {
 		txn := v.db.Txn(false)
-		for _, val := range src.values {
-			if r, _ := txn.First(tableObjects, indexID, []byte(val.a)); r != nil && !fn(r.(*Record)) {
+		for _, sp := range src.spans {
+			if r, _ := txn.First(tableObjects, indexID, []byte(sp.lo.a)); r != nil && !fn(r.(*Record)) {
 				break
 			}
 		}
@@ -346,8 +345,8 @@ func (v *view) each(ctx context.Context, src *source, fn func(*Record) bool) err
 	if src.dedupe {
 		seen = map[string]struct{}{}
 	}
-	for _, val := range src.values {
-		more := ascendValue(v.trees[src.ix], val.a, val.b, src.level, func(e entry) bool {
+	for _, sp := range src.spans {
+		more := sp.ascend(v.trees[src.ix], func(e entry) bool {
 			if cancelled() {
 				return false
 			}
@@ -468,11 +467,11 @@ func (p *plan) stream(ctx context.Context, v *view, offset int64, size int) ([]*
 		t := v.trees[first.ix]
 		cur, ok := t.Max()
 		for ok {
-			if !ascendValue(t, cur.a, "", 1, takeEntry) {
+			if !exact(cur.a).ascend(t, takeEntry) {
 				break
 			}
 			ok = false
-			t.Descend(entry{a: cur.a, rec: before1}, func(e entry) bool {
+			t.Descend(entry{a: cur.a, rec: before}, func(e entry) bool {
 				cur, ok = e, true
 				return false
 			})

@@ -17,7 +17,7 @@ type Record struct {
 	// Data is the object's JSON (metadata.version included). Read-only.
 	Data []byte
 
-	labels   []string // key, value pairs sorted by key
+	labels   []string // model.LabelKey(key, value), sorted
 	created  model.Key
 	deletion model.Key // empty while the object is not being deleted
 	pending  bool      // has finalizers
@@ -29,11 +29,10 @@ func (r *Record) Deleting() bool { return r.deletion != "" }
 
 // Get implements selector.Labels over the record's labels.
 func (r *Record) Get(key string) (string, bool) {
-	l := r.labels
 	// Objects have few labels: a linear scan beats a binary search.
-	for i := 0; i < len(l); i += 2 {
-		if l[i] == key {
-			return l[i+1], true
+	for _, l := range r.labels {
+		if len(l) > len(key)+1 && l[len(key)] == 0 && l[:len(key)] == key {
+			return l[len(key)+1 : len(l)-1], true
 		}
 	}
 	return "", false
@@ -45,9 +44,9 @@ func newRecord(m *model.Model, obj object.Object, data []byte) *Record {
 	md := &obj.GetEnvelope().Metadata
 	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: data, pending: len(md.Finalizers) > 0}
 	if n := len(md.Labels); n > 0 {
-		r.labels = make([]string, 0, 2*n)
+		r.labels = make([]string, 0, n)
 		for _, k := range sortedKeys(md.Labels) {
-			r.labels = append(r.labels, k, md.Labels[k])
+			r.labels = append(r.labels, string(model.LabelKey(k, md.Labels[k])))
 		}
 	}
 	if md.CreationTimestamp != nil {
@@ -87,9 +86,9 @@ func (r *Record) indexKeys(ix int) []model.Key {
 	case 0:
 		return []model.Key{model.StringKey(r.Name)}
 	case 1:
-		ks := make([]model.Key, 0, len(r.labels)/2)
-		for i := 0; i < len(r.labels); i += 2 {
-			ks = append(ks, model.LabelKey(r.labels[i], r.labels[i+1]))
+		ks := make([]model.Key, len(r.labels))
+		for i, l := range r.labels {
+			ks[i] = model.Key(l)
 		}
 		return ks
 	case 2:

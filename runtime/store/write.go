@@ -296,7 +296,7 @@ func checkUnique(b *batch, t *table, m *model.Model, rec *Record) error {
 		}
 		for _, k := range rec.keys[i] {
 			var holder string
-			ascendValue(work[numDefaultIndexes+i], string(k), "", 1, func(e entry) bool {
+			exact(string(k)).ascend(work[numDefaultIndexes+i], func(e entry) bool {
 				if e.rec.Name != rec.Name {
 					holder = e.rec.Name
 				}
