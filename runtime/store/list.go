@@ -184,9 +184,9 @@ func (p *plan) compare(a, b *Record) int {
 // source is a set of candidates: the entries of some values of one index,
 // or (ix == ixName) some names.
 type source struct {
-	ix     int
-	spans  []span // or names (as keys), for ixName
-	count  int64
+	ix    int
+	spans []span // or names (as keys), for ixName
+	count int64
 	// dedupe: an object may appear under several values (a set term on
 	// a multi-valued index). A label has one value, so label sources never
 	// repeat an object.
