@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// The Person collection of the example plugin.
+const collectionPath = "/apis/people.example.com/v1alpha1/persons"
+
+// Label and annotation keys loadgen puts on the objects it writes.
+const (
+	runLabel       = "loadgen.example.com/run"
+	sentAnnotation = "loadgen.example.com/sent-unix-nano"
+)
+
+// client talks to one server. Every request goes through one tuned
+// transport; WebSocket handshakes use a second one, since their
+// connections are hijacked and never return to the idle pool.
+type client struct {
+	base  string // scheme://host
+	coll  string // base + collectionPath
+	http  *http.Client
+	ws    *http.Client
+	user  string
+	pass  string
+	runID string // tells this run's objects and events apart
+}
+
+func newClient(cfg *config) *client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	if !cfg.AllowRemote {
+		dialer.Control = loopbackOnly
+	}
+	transport := func(idle int) *http.Transport {
+		return &http.Transport{
+			Proxy:                 nil, // never detour through a proxy from the environment
+			DialContext:           dialer.DialContext,
+			MaxIdleConns:          idle,
+			MaxIdleConnsPerHost:   idle,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: 30 * time.Second,
+			DisableCompression:    true,
+		}
+	}
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	base := cfg.URL.String()
+	return &client{
+		base:  base,
+		coll:  base + collectionPath,
+		http:  &http.Client{Transport: transport(cfg.Concurrency), CheckRedirect: noRedirect},
+		ws:    &http.Client{Transport: transport(1), CheckRedirect: noRedirect},
+		user:  cfg.User,
+		pass:  cfg.Password,
+		runID: newRunID(),
+	}
+}
+
+// loopbackOnly is a dialer Control function: it refuses to connect to an
+// address that is not loopback, whatever a host name resolved to.
+func loopbackOnly(network, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("refusing to connect to %s: not a loopback address (use --allow-remote)", address)
+	}
+	return nil
+}
+
+// newRunID returns 6 random lower case alphanumerics.
+func newRunID() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	var b [6]byte
+	rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:])
+}
+
+// authHeader returns the headers every request carries.
+func (c *client) authHeader() http.Header {
+	h := http.Header{}
+	if c.user != "" {
+		r := &http.Request{Header: h}
+		r.SetBasicAuth(c.user, c.pass)
+	}
+	return h
+}
+
+// do sends one request. The response body is read to the end (so the
+// connection is reused) into out when out is not nil, or discarded.
+func (c *client) do(ctx context.Context, method, url string, body []byte, out *bytes.Buffer) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.user != "" {
+		req.SetBasicAuth(c.user, c.pass)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		out.Reset()
+		_, err = out.ReadFrom(resp.Body)
+	} else {
+		_, err = io.Copy(io.Discard, resp.Body)
+	}
+	return resp.StatusCode, err
+}
+
+// waitReady polls /readyz until the server answers 200 (its indexes are
+// built) or limit passes.
+func (c *client) waitReady(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		status, err := c.do(rctx, http.MethodGet, c.base+"/readyz", nil, nil)
+		cancel()
+		if err == nil && status == http.StatusOK {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = fmt.Errorf("status %d", status)
+			}
+			return fmt.Errorf("server at %s is not ready after %s: %w", c.base, limit, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// preloadName is the name of the i-th preloaded person.
+func preloadName(prefix string, i int) string {
+	return prefix + "-" + strconv.Itoa(i)
+}
+
+// personBody returns a Person to create. Its email is derived from its
+// unique name, so it satisfies the unique index on spec.email.
+func personBody(name string, i int, labels, annotations map[string]string) []byte {
+	age := int64(18 + i%60)
+	p := map[string]any{
+		"metadata": map[string]any{"name": name, "labels": labels, "annotations": annotations},
+		"spec": map[string]any{
+			"name":  "Person " + name,
+			"age":   age,
+			"email": name + "@loadgen.example.com",
+			"tags":  []string{"loadgen", "group-" + strconv.Itoa(i%7)},
+		},
+	}
+	if annotations == nil {
+		delete(p["metadata"].(map[string]any), "annotations")
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(err) // only maps of strings and numbers
+	}
+	return b
+}
+
+// errKind names a failure for the error breakdown: the HTTP status, or
+// the kind of transport error.
+func errKind(status int, err error) string {
+	if err == nil {
+		return strconv.Itoa(status)
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "conn-refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "conn-reset"
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "eof"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	return "transport"
+}

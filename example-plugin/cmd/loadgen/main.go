@@ -1,0 +1,259 @@
+// Command loadgen measures an svc server serving the example plugin's
+// Person model: it preloads persons, then runs timed scenarios (get,
+// create, update, list, watch) and prints one line per scenario with the
+// request count, errors, throughput and latency percentiles.
+//
+// It is meant for a server on the same machine: a URL whose host is not a
+// loopback address is refused unless --allow-remote is given, and without
+// that flag every connection is checked to go to a loopback address.
+//
+// Example:
+//
+//	loadgen --url http://127.0.0.1:8090 --objects 100000 --duration 10s
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// allScenarios are the scenarios in their default order.
+var allScenarios = []string{"get", "create", "update", "list", "watch"}
+
+// config is the validated command line.
+type config struct {
+	URL         *url.URL
+	User        string
+	Password    string
+	Concurrency int
+	Duration    time.Duration
+	Objects     int
+	Prefix      string
+	Scenarios   []string
+	Watchers    int
+	WatchRate   float64
+	JSON        bool
+	AllowRemote bool
+}
+
+// parseFlags reads and validates the command line.
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rawURL := fs.String("url", "http://127.0.0.1:8090", "base URL of the server")
+	user := fs.String("user", "", "user name for HTTP Basic authentication (none when empty)")
+	password := fs.String("password", "", "password for HTTP Basic authentication")
+	concurrency := fs.Int("concurrency", 32, "concurrent workers (and idle keep-alive connections)")
+	duration := fs.Duration("duration", 10*time.Second, "how long each scenario runs")
+	objects := fs.Int("objects", 100000, "how many persons to preload (existing ones are kept)")
+	prefix := fs.String("prefix", "lg", "name prefix of the objects loadgen creates")
+	scenarios := fs.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run, in order: "+strings.Join(allScenarios, ", "))
+	watchers := fs.Int("watchers", 1000, "WebSocket watchers opened by the watch scenario")
+	watchRate := fs.Float64("watch-rate", 50, "writes per second during the watch scenario")
+	jsonOut := fs.Bool("json", false, "also print the results as JSON")
+	allowRemote := fs.Bool("allow-remote", false, "allow a server that is not on a loopback address")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	cfg := &config{
+		User: *user, Password: *password, Concurrency: *concurrency, Duration: *duration,
+		Objects: *objects, Prefix: *prefix, Watchers: *watchers, WatchRate: *watchRate,
+		JSON: *jsonOut, AllowRemote: *allowRemote,
+	}
+	var err error
+	if cfg.URL, err = parseServerURL(*rawURL, cfg.AllowRemote); err != nil {
+		return nil, err
+	}
+	if cfg.Scenarios, err = parseScenarios(*scenarios); err != nil {
+		return nil, err
+	}
+	if cfg.Password != "" && cfg.User == "" {
+		return nil, errors.New("--password needs --user")
+	}
+	switch {
+	case cfg.Concurrency < 1:
+		return nil, errors.New("--concurrency must be at least 1")
+	case cfg.Duration <= 0:
+		return nil, errors.New("--duration must be positive")
+	case cfg.Objects < 0:
+		return nil, errors.New("--objects must not be negative")
+	case cfg.Watchers < 1:
+		return nil, errors.New("--watchers must be at least 1")
+	case !(cfg.WatchRate > 0 && cfg.WatchRate <= 10000):
+		return nil, errors.New("--watch-rate must be above 0 and at most 10000")
+	}
+	if err := validatePrefix(cfg.Prefix); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// parseServerURL accepts an http or https URL without path, query or
+// credentials, whose host is a loopback address unless allowRemote.
+func parseServerURL(raw string, allowRemote bool) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("--url: %w", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("--url %q: scheme must be http or https", raw)
+	case u.Host == "" || u.Hostname() == "":
+		return nil, fmt.Errorf("--url %q: no host", raw)
+	case u.User != nil:
+		return nil, fmt.Errorf("--url %q: put credentials in --user and --password", raw)
+	case strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "":
+		return nil, fmt.Errorf("--url %q: give the server's base URL only, without path or query", raw)
+	}
+	if !allowRemote && !isLoopbackHost(u.Hostname()) {
+		return nil, fmt.Errorf("--url %q: host %q is not a loopback address; pass --allow-remote to load a server elsewhere", raw, u.Hostname())
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+}
+
+// isLoopbackHost reports whether host is a loopback IP literal or the name
+// localhost (RFC 6761 reserves it and its subdomains for loopback). Names
+// are not resolved here; the dialer checks the address it connects to.
+func isLoopbackHost(host string) bool {
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	return h == "localhost" || strings.HasSuffix(h, ".localhost")
+}
+
+func parseScenarios(s string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.ToLower(strings.TrimSpace(part))
+		if part == "" {
+			continue
+		}
+		known := false
+		for _, k := range allScenarios {
+			known = known || k == part
+		}
+		if !known {
+			return nil, fmt.Errorf("--scenarios: unknown scenario %q (known: %s)", part, strings.Join(allScenarios, ", "))
+		}
+		if !seen[part] {
+			seen[part] = true
+			out = append(out, part)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--scenarios: no scenario given")
+	}
+	return out, nil
+}
+
+// validatePrefix checks that prefix + "-" + suffix is a valid object name.
+func validatePrefix(p string) error {
+	if p == "" || len(p) > 100 {
+		return errors.New("--prefix must be 1 to 100 characters")
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (c != '-' || i == 0) {
+			return errors.New("--prefix must be lower case alphanumerics or '-', starting with an alphanumeric")
+		}
+	}
+	return nil
+}
+
+// report is what --json prints.
+type report struct {
+	URL         string    `json:"url"`
+	Concurrency int       `json:"concurrency"`
+	Duration    string    `json:"duration"`
+	Objects     int       `json:"objects"`
+	Results     []*result `json:"results"`
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
+	c := newClient(cfg)
+	fmt.Fprintf(stderr, "loadgen: %s, concurrency %d, %s per scenario, %d objects, run id %s\n",
+		cfg.URL, cfg.Concurrency, cfg.Duration, cfg.Objects, c.runID)
+	if err := c.waitReady(ctx, time.Minute); err != nil {
+		return err
+	}
+	var results []*result
+	if cfg.Objects > 0 {
+		r, err := preload(ctx, c, cfg, stderr)
+		if r != nil {
+			results = append(results, r)
+		}
+		if err != nil {
+			printTable(stdout, results)
+			return err
+		}
+	}
+	for _, name := range cfg.Scenarios {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(stderr, "loadgen: scenario %s (%s)\n", name, cfg.Duration)
+		var r *result
+		var err error
+		switch name {
+		case "get":
+			r, err = runGet(ctx, c, cfg)
+		case "create":
+			r, err = runCreate(ctx, c, cfg)
+		case "update":
+			r, err = runUpdate(ctx, c, cfg)
+		case "list":
+			r, err = runList(ctx, c, cfg)
+		case "watch":
+			r, err = runWatch(ctx, c, cfg, stderr)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "loadgen: scenario %s: %v\n", name, err)
+			continue
+		}
+		results = append(results, r)
+	}
+	printTable(stdout, results)
+	if cfg.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report{URL: cfg.URL.String(), Concurrency: cfg.Concurrency,
+			Duration: cfg.Duration.String(), Objects: cfg.Objects, Results: results}); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
