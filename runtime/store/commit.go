@@ -111,13 +111,15 @@ func (s *Store) commit(ops []*op) {
 	if b.err != nil {
 		for _, t := range b.order {
 			b.txns[t].Abort()
-			// Undo the batch's index writes: back to the published trees.
+			// Undo the batch's index writes: index the committed records
+			// afresh (rare: the log failed or memdb refused a write).
 			st := b.states[t]
-			for i, tr := range st.view.Load().trees {
-				if tr != nil {
-					st.work[i] = tr.Copy()
-				}
+			if trees, err := rebuildTrees(st.model, st.db); err == nil {
+				st.work = trees
+			} else {
+				s.log.Error("rebuilding indexes after a failed batch", "table", t.key, "err", err)
 			}
+			st.mu.Unlock()
 		}
 		for _, o := range ops {
 			o.done <- b.err
@@ -127,7 +129,8 @@ func (s *Store) commit(ops []*op) {
 	for _, t := range b.order {
 		b.txns[t].Commit()
 		st := b.states[t]
-		st.view.Store(&view{db: st.db.Snapshot(), trees: copyTrees(st.work)})
+		st.dirty.Store(true)
+		st.mu.Unlock()
 	}
 	for _, c := range b.changes {
 		st := c.t.state.Load()
@@ -161,6 +164,7 @@ func (b *batch) txn(t *table) *memdb.Txn {
 		return txn
 	}
 	st := t.state.Load()
+	st.mu.Lock() // released when the batch commits or aborts
 	txn := st.db.Txn(true)
 	b.txns[t] = txn
 	b.states[t] = st

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-memdb"
+	"github.com/svcrun/svc/runtime/model"
 	"github.com/tidwall/btree"
 )
 
@@ -85,6 +86,40 @@ func prefixSpan(p string) span {
 	hi := []byte(p)
 	hi[len(hi)-1]++
 	return span{entry{p, before}, entry{string(hi), before}}
+}
+
+// current returns a view of everything committed so far.
+func (st *tableState) current() *view {
+	if !st.dirty.Load() {
+		return st.view.Load()
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.dirty.Load() {
+		st.view.Store(&view{db: st.db.Snapshot(), trees: copyTrees(st.work)})
+		st.dirty.Store(false)
+	}
+	return st.view.Load()
+}
+
+// rebuildTrees indexes the records of db afresh: after a failed batch the
+// committer's trees hold writes that never became durable.
+func rebuildTrees(m *model.Model, db *memdb.MemDB) ([]*tree, error) {
+	it, err := db.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
+	if err != nil {
+		return nil, err
+	}
+	var recs []*Record
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		recs = append(recs, raw.(*Record))
+	}
+	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
+	for ix := 1; ix < len(trees); ix++ {
+		if trees[ix], err = buildTree(m, recs, ix); err != nil {
+			return nil, err
+		}
+	}
+	return trees, nil
 }
 
 // entries appends rec's entries for index position ix.

@@ -43,7 +43,7 @@ func (s *Store) List(ctx context.Context, m *model.Model, q Query) (query.ListRe
 		return query.ListResult[*Record]{}, err
 	}
 	page, size := max(q.Page, 1), q.Size
-	items, total, err := p.run(ctx, st.view.Load(), page, size)
+	items, total, err := p.run(ctx, st.current(), page, size)
 	if err != nil {
 		return query.ListResult[*Record]{}, fmt.Errorf("store: list %s: %w", m.Plural, err)
 	}

@@ -84,11 +84,15 @@ type tableState struct {
 	// fraction of a memdb transaction plus radix walk. The committer
 	// updates it after each commit, before acknowledging the writes.
 	byName *sync.Map
-	// view is what readers see; the committer publishes a new one after
-	// each commit. work holds the committer's own trees, which only it
-	// touches (nil when raw).
-	view atomic.Pointer[view]
-	work []*tree
+	// work holds the committer's trees (nil when raw). Readers get an
+	// immutable copy from current(); copies are made on demand, not per
+	// commit, because every copy makes the next writes copy the nodes they
+	// touch. mu is held by the committer for a whole batch, so a copy never
+	// sees a write that is not durable.
+	mu    sync.Mutex
+	work  []*tree
+	view  atomic.Pointer[view] // the last copy handed out
+	dirty atomic.Bool          // work has commits that view lacks
 	// reserved: Reserve marked the model; Register has not started.
 	reserved bool
 }
