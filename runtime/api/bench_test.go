@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/svcrun/svc/runtime/api"
@@ -35,4 +37,28 @@ func BenchmarkListPage20HTTP_30k(b *testing.B) {
 			b.Fatal(rec.Code)
 		}
 	}
+}
+
+// BenchmarkCreateHTTPDurable measures creates through the HTTP layer onto
+// a durable store, 16 concurrent clients, in process.
+func BenchmarkCreateHTTPDurable(b *testing.B) {
+	m := storetest.PersonModel()
+	st := storetest.New(b, m)
+	reg := model.NewRegistry()
+	reg.Register(m)
+	a := api.New(api.Options{Store: st, Registry: reg})
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			body := fmt.Sprintf(`{"metadata":{"name":"p-%d","labels":{"team":"t%d"}},"spec":{"name":"Person %d","age":%d,"email":"p%d@example.com","tags":["a","b"]}}`, i, i%10, i, i%97, i)
+			rec := httptest.NewRecorder()
+			a.ServeHTTP(rec, httptest.NewRequest("POST", base, strings.NewReader(body)))
+			if rec.Code != 201 {
+				b.Fatal(rec.Code, rec.Body.String())
+			}
+		}
+	})
 }
