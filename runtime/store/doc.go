@@ -3,23 +3,30 @@
 //
 // # Tables
 //
-// go-memdb fixes its schema when a MemDB is created, so each model's data
-// lives in a MemDB of its own (a table here), created when the model is
-// registered and replaced whole when it is registered again. A table whose
-// model is not registered (a stopped plugin, or data found at start-up
-// before its plugin registers) is kept "raw": records indexed by name only.
-// Register decodes every record with the model (on every core), builds the
-// model's indexes into a fresh MemDB and swaps it in; meanwhile reads and
-// writes of the model fail with ErrNotReady.
+// Each model's data is a table: a go-memdb MemDB holding the objects by
+// name (go-memdb fixes its schema when a MemDB is created, so a table is
+// created when its model is registered and replaced whole when it is
+// registered again), plus one copy-on-write B-tree per secondary index
+// (index.go). A memdb radix entry costs ~450 bytes and several microseconds
+// to insert, ten times over for a model with nine indexes; a B-tree entry
+// is 24 bytes, and a tree copy is O(1), which is how readers get a
+// consistent view without locking the writer out.
+//
+// A table whose model is not registered (a stopped plugin, or data found
+// at start-up before its plugin registers) is kept "raw": records by name
+// only. Register decodes every record with the model (on every core),
+// builds the trees by sorting each index's entries and loading them in
+// order, and swaps the new state in; meanwhile reads and writes of the
+// model fail with ErrNotReady (Reserve makes that so before a server
+// starts serving).
 //
 // A record holds the object's JSON as served plus the keys its indexes and
 // selectors need, extracted once at write time, so lists never decode JSON.
-// Secondary index entries are "value, inverted creation time" and memdb
-// appends the name, so walking any index forward yields ties in the default
-// list order. A counts table, updated in the same transaction, counts
-// objects per label pair, per label key and in total, which gives the list
-// total of a query with at most one label term without visiting matches.
-// A hash map mirrors the name index for point reads.
+// Index entries with equal keys order by creation desc, then name asc, so
+// walking a tree forward yields ties in the default list order. The trees
+// keep subtree counts, so the number of entries in any key range (the
+// total of a one-term list, the size of a candidate set) is found without
+// visiting them. A hash map mirrors the name index for point reads.
 //
 // # Writes
 //
@@ -28,11 +35,15 @@
 // that checks preconditions (version, unique keys) against the write
 // transaction and writes only if they hold. The committer drains whatever
 // is queued (up to 512 writes), applies it in one memdb transaction per
-// table, appends the batch to the write-ahead log with one write and one
-// fsync, and only then commits memdb, publishes watch events and answers
-// the callers: readers never see a write that is not durable, and
+// table and to the table's trees, appends the batch to the write-ahead log
+// with one write and one fsync, and only then commits memdb, publishes
+// watch events and answers the callers. It holds the table's lock for the
+// whole batch, and readers copy the trees under that lock only when a
+// commit happened since their last copy: readers never see a write that
+// is not durable, writers do not pay for copies nobody reads, and
 // concurrent writers share one fsync (group commit). If the log fails, the
-// store refuses every later write until restart.
+// store refuses every later write until restart and re-indexes the
+// committed records.
 //
 // # Persistence
 //

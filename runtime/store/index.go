@@ -105,13 +105,9 @@ func (st *tableState) current() *view {
 // rebuildTrees indexes the records of db afresh: after a failed batch the
 // committer's trees hold writes that never became durable.
 func rebuildTrees(m *model.Model, db *memdb.MemDB) ([]*tree, error) {
-	it, err := db.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
+	recs, err := allRecords(db)
 	if err != nil {
 		return nil, err
-	}
-	var recs []*Record
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		recs = append(recs, raw.(*Record))
 	}
 	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
 	for ix := 1; ix < len(trees); ix++ {
@@ -120,6 +116,19 @@ func rebuildTrees(m *model.Model, db *memdb.MemDB) ([]*tree, error) {
 		}
 	}
 	return trees, nil
+}
+
+// allRecords returns every record of db in name order.
+func allRecords(db *memdb.MemDB) ([]*Record, error) {
+	it, err := db.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
+	if err != nil {
+		return nil, err
+	}
+	var recs []*Record
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		recs = append(recs, raw.(*Record))
+	}
+	return recs, nil
 }
 
 // entries appends rec's entries for index position ix.

@@ -125,11 +125,3 @@ func (r *Record) sortKey(ix int, desc bool) (model.Key, bool) {
 	}
 	return ks[0], true
 }
-
-// hasKey reports whether the record has key k on index ix.
-func (r *Record) hasKey(ix int, k model.Key) bool {
-	if ix == 0 {
-		return model.StringKey(r.Name) == k
-	}
-	return slices.Contains(r.indexKeys(ix), k)
-}

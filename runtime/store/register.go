@@ -181,13 +181,9 @@ func buildTree(m *model.Model, recs []*Record, ix int) (*tree, error) {
 // decodeAll decodes every record of src with m, on every core, returning
 // them in name order.
 func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) ([]*Record, error) {
-	it, err := src.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
+	raws, err := allRecords(src)
 	if err != nil {
 		return nil, err
-	}
-	var raws []*Record
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		raws = append(raws, raw.(*Record))
 	}
 	recs := make([]*Record, len(raws))
 	workers := runtime.GOMAXPROCS(0)

@@ -80,7 +80,7 @@ type tableState struct {
 	db    *memdb.MemDB
 	phase phase
 	hub   *watch.Hub[*Record] // nil when raw; closed on unregister
-	// byName mirrors the id index for point reads: a hash lookup costs a
+	// byName mirrors the name index for point reads: a hash lookup costs a
 	// fraction of a memdb transaction plus radix walk. The committer
 	// updates it after each commit, before acknowledging the writes.
 	byName *sync.Map

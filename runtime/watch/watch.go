@@ -74,7 +74,7 @@ func NewHub[T any](buffer int) *Hub[T] {
 // Subscribe registers a subscriber that sees the objects match accepts (nil
 // accepts all). An object that starts matching arrives as Added and one
 // that stops matching as Deleted, so the subscriber's view stays exact.
-// initial events, if any, are queued first; they must fit the buffer.
+// Initial events, if any, are queued first; the channel grows to hold them.
 func (h *Hub[T]) Subscribe(match func(T) bool, initial []Event[T]) *Subscription[T] {
 	c := make(chan Event[T], h.buffer+len(initial))
 	s := &Subscription[T]{C: c, c: c, match: match, hub: h}
