@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -236,6 +237,7 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 	streamable := size > 0 && first.ix != ixDeleted && !p.multi[first.ix]
 	offset := int64(page-1) * int64(size)
 	collect := !streamable
+	budget := all + 1 // visits the stream may make before it gives up
 	if best != nil && !collect {
 		matches := best.count
 		if known {
@@ -243,6 +245,10 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 		}
 		streamCost := (offset + int64(size)) * all / max(matches, 1)
 		collect = best.count <= collectLimit || best.count*3 <= streamCost
+		// The estimate assumes the terms are independent of the sort
+		// key. When they are not (all matches at the far end), stop
+		// streaming once it costs clearly more than collecting would.
+		budget = max(4*streamCost, 3*best.count, 4096)
 	}
 	if collect {
 		return p.collect(ctx, v, best, offset, size)
@@ -255,9 +261,14 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 			return nil, 0, err
 		}
 	}
-	items, err := p.stream(ctx, v, offset, size)
+	items, err := p.stream(ctx, v, offset, size, budget)
+	if errors.Is(err, errOverBudget) {
+		return p.collect(ctx, v, best, offset, size)
+	}
 	return items, total, err
 }
+
+var errOverBudget = errors.New("stream visited more entries than collecting costs")
 
 // total returns the number of matches when the index counts give it
 // without visiting them: no terms, or one term.
@@ -409,7 +420,7 @@ func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, e
 // desc, name asc). A descending walk with the default tail therefore goes
 // backwards over the groups of equal keys but forwards inside each group;
 // any other tail gathers each group of ties and sorts it.
-func (p *plan) stream(ctx context.Context, v *view, offset int64, size int) ([]*Record, error) {
+func (p *plan) stream(ctx context.Context, v *view, offset int64, size int, budget int64) ([]*Record, error) {
 	first := p.sorts[0]
 	rest := p.sorts[1:]
 	// The creation tree holds no value: its forward order is newest first.
@@ -419,9 +430,14 @@ func (p *plan) stream(ctx context.Context, v *view, offset int64, size int) ([]*
 		len(rest) == 2 && rest[0] == sortKey{ix: ixCreated, desc: true} && rest[1] == sortKey{ix: ixName}
 	noTerms := len(p.labels) == 0 && len(p.fields) == 0
 	out := make([]*Record, 0, size)
-	visited := 0
+	var visited int64
+	over := false
 	take := func(r *Record) bool {
 		if visited++; visited%4096 == 0 && ctx.Err() != nil {
+			return false
+		}
+		if visited > budget {
+			over = true
 			return false
 		}
 		if !p.matches(r) {
@@ -508,6 +524,9 @@ func (p *plan) stream(ctx context.Context, v *view, offset int64, size int) ([]*
 		if more && len(group) > 0 {
 			flush()
 		}
+	}
+	if over {
+		return nil, errOverBudget
 	}
 	return out, ctx.Err()
 }
