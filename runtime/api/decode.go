@@ -16,6 +16,7 @@ import (
 	"github.com/svcrun/svc/runtime/api/problem"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/store"
 )
 
 // readBody reads the whole request body within the server's limit.
@@ -75,13 +76,23 @@ func decodeStrict(m *model.Model, data []byte) (object.Object, error) {
 		if field == "" {
 			field = "(root)"
 		}
-		return nil, problem.Invalid("a field has the wrong type",
-			object.FieldError{Field: field, Message: fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type), typ.Value)})
+		errs := []object.FieldError{{Field: field, Message: fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type), typ.Value)}}
+		var doc any
+		if json.Unmarshal(data, &doc) == nil {
+			errs = append(errs, unknownFields(doc, reflect.TypeOf(obj), "")...)
+		}
+		return nil, problem.Invalid("the object is invalid; see errors", errs...)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		var doc any
 		if json.Unmarshal(data, &doc) == nil {
 			if errs := unknownFields(doc, reflect.TypeOf(obj), ""); len(errs) > 0 {
-				return nil, problem.Invalid("the object has fields its model does not declare", errs...)
+				// Report the other violations too, so one round trip
+				// shows the client everything to fix.
+				lenient := m.NewObject()
+				if json.Unmarshal(data, lenient) == nil {
+					errs = append(errs, store.Validate(m, lenient)...)
+				}
+				return nil, problem.Invalid("the object is invalid; see errors", errs...)
 			}
 		}
 		return nil, problem.Invalid(err.Error())

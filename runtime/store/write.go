@@ -310,6 +310,16 @@ func checkUnique(b *batch, t *table, m *model.Model, rec *Record) error {
 	return nil
 }
 
+// Validate checks obj as a write would and returns every violation (nil
+// for none). An empty apiVersion or kind is filled in.
+func Validate(m *model.Model, obj object.Object) object.FieldErrors {
+	var inv *object.InvalidError
+	if errors.As(checkObject(m, obj), &inv) {
+		return inv.Errors
+	}
+	return nil
+}
+
 // checkObject validates what the client controls: apiVersion and kind (an
 // empty one is filled in), metadata syntax and the model's field rules.
 func checkObject(m *model.Model, obj object.Object) error {
