@@ -51,22 +51,28 @@ func (s *Store) run() {
 				return
 			}
 		}
-		ops := []*op{first}
-		for !first.control && len(ops) < maxBatch {
-			select {
-			case o := <-s.ops:
-				if o.control {
-					s.held = o
-					goto commit
-				}
-				ops = append(ops, o)
-			default:
-				goto commit
-			}
-		}
-	commit:
-		s.commit(ops)
+		s.commit(s.gather(first))
 	}
+}
+
+// gather returns first and whatever writes are queued behind it, up to
+// maxBatch. A control op runs alone: one found in the queue is held for
+// the next round.
+func (s *Store) gather(first *op) []*op {
+	ops := []*op{first}
+	for !first.control && len(ops) < maxBatch {
+		select {
+		case o := <-s.ops:
+			if o.control {
+				s.held = o
+				return ops
+			}
+			ops = append(ops, o)
+		default:
+			return ops
+		}
+	}
+	return ops
 }
 
 // drain answers every queued op after Close.
