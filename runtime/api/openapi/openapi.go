@@ -170,29 +170,15 @@ func responseRef(name string, c *openapi3.Components) *openapi3.ResponseRef {
 
 // ---- small schema helpers ----
 
-func str(desc string) *openapi3.SchemaRef {
-	s := openapi3.NewStringSchema()
+func described(s *openapi3.Schema, desc string) *openapi3.SchemaRef {
 	s.Description = desc
 	return s.NewRef()
 }
 
-func integer(desc string) *openapi3.SchemaRef {
-	s := openapi3.NewIntegerSchema()
-	s.Description = desc
-	return s.NewRef()
-}
-
-func int64s(desc string) *openapi3.SchemaRef {
-	s := openapi3.NewInt64Schema()
-	s.Description = desc
-	return s.NewRef()
-}
-
-func boolean(desc string) *openapi3.SchemaRef {
-	s := openapi3.NewBoolSchema()
-	s.Description = desc
-	return s.NewRef()
-}
+func str(desc string) *openapi3.SchemaRef     { return described(openapi3.NewStringSchema(), desc) }
+func integer(desc string) *openapi3.SchemaRef { return described(openapi3.NewIntegerSchema(), desc) }
+func int64s(desc string) *openapi3.SchemaRef  { return described(openapi3.NewInt64Schema(), desc) }
+func boolean(desc string) *openapi3.SchemaRef { return described(openapi3.NewBoolSchema(), desc) }
 
 func stringMap(desc string) *openapi3.SchemaRef {
 	s := openapi3.NewObjectSchema().WithAdditionalProperties(openapi3.NewStringSchema())
