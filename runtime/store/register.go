@@ -113,6 +113,9 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 		return nil, 0, err
 	}
 	n := len(recs)
+	if n >= 100000 {
+		s.log.Info("building indexes", "model", m.GVK().String(), "objects", n, "decoded in", time.Since(start))
+	}
 	db := newDB()
 	for i := 0; i < n; i += buildChunk {
 		txn := db.Txn(true)
