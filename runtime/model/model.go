@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	"github.com/svcrun/svc/runtime/object"
@@ -90,6 +91,29 @@ type Model struct {
 	// Validate checks a decoded object against the model's field rules and
 	// appends every violation. Nil means no rules beyond metadata syntax.
 	Validate func(obj object.Object, errs *object.FieldErrors)
+
+	// IndexVersion names what the index key functions compute. The store
+	// persists each object's keys with a fingerprint of it, and at start-up
+	// reuses keys whose fingerprint matches instead of decoding the
+	// object. Change it whenever an index function changes; empty means
+	// keys are never reused. The generator derives it from the index
+	// declarations, which determine the functions it emits.
+	IndexVersion string
+}
+
+// KeysFingerprint identifies the keys the model's index functions compute:
+// its identity, IndexVersion and every index declaration. It is 0, never
+// matching, when IndexVersion is empty.
+func (m *Model) KeysFingerprint() uint64 {
+	if m.IndexVersion == "" {
+		return 0
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", m.Group, m.Plural, m.IndexVersion)
+	for _, ix := range m.Indexes {
+		fmt.Fprintf(h, "%s\x00%d\x00%t\x00%t\x00", ix.Name, ix.Type, ix.Multi, ix.Unique)
+	}
+	return max(h.Sum64(), 1)
 }
 
 // GVK returns the model's group, version and kind.

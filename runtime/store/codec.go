@@ -4,25 +4,146 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/svcrun/svc/runtime/model"
 )
 
 // Log and snapshot record kinds. These numbers are on disk: never renumber
 // them; retire a kind by leaving its number unused.
 const (
-	kindPut    byte = 1 // table, name, version, JSON
-	kindRemove byte = 2 // table, name
+	kindPut     byte = 1 // table, name, version, JSON
+	kindRemove  byte = 2 // table, name
+	kindPutKeys byte = 3 // table, name, version, JSON, then the index keys
 )
 
-// encodePut frames a stored object: kind, table key, name, version, JSON.
+// encodePut frames a stored object: kind, table key, name, version, JSON,
+// and, when the record knows them, its index keys (see appendKeys), so a
+// restart can index it without decoding the JSON.
 func encodePut(table string, r *Record) []byte {
-	b := make([]byte, 0, 1+2*binary.MaxVarintLen64+len(table)+len(r.Name)+binary.MaxVarintLen64+len(r.Data))
-	b = append(b, kindPut)
+	b := make([]byte, 0, 1+4*binary.MaxVarintLen64+len(table)+len(r.Name)+len(r.Data)+keysSize(r))
+	kind := kindPut
+	if r.fp != 0 || r.blob != nil {
+		kind = kindPutKeys
+	}
+	b = append(b, kind)
 	b = binary.AppendUvarint(b, uint64(len(table)))
 	b = append(b, table...)
 	b = binary.AppendUvarint(b, uint64(len(r.Name)))
 	b = append(b, r.Name...)
 	b = binary.AppendVarint(b, r.Version)
-	return append(b, r.Data...)
+	if kind == kindPut {
+		return append(b, r.Data...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.Data)))
+	b = append(b, r.Data...)
+	if r.blob != nil {
+		return append(b, r.blob...)
+	}
+	return appendKeys(b, r)
+}
+
+// appendKeys writes the keys section: the fingerprint (8 bytes, little
+// endian), the labels, creation and deletion keys, the finalizer flag, and
+// the keys of each of the model's own indexes; strings are length-prefixed.
+func appendKeys(b []byte, r *Record) []byte {
+	b = binary.LittleEndian.AppendUint64(b, r.fp)
+	b = binary.AppendUvarint(b, uint64(len(r.labels)))
+	for _, l := range r.labels {
+		b = appendString(b, l)
+	}
+	b = appendString(b, string(r.created))
+	b = appendString(b, string(r.deletion))
+	if r.pending {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.keys)))
+	for _, ks := range r.keys {
+		b = binary.AppendUvarint(b, uint64(len(ks)))
+		for _, k := range ks {
+			b = appendString(b, string(k))
+		}
+	}
+	return b
+}
+
+func keysSize(r *Record) int {
+	if r.blob != nil {
+		return len(r.blob)
+	}
+	if r.fp == 0 {
+		return 0
+	}
+	n := 32 + len(r.created) + len(r.deletion)
+	for _, l := range r.labels {
+		n += len(l) + 2
+	}
+	for _, ks := range r.keys {
+		n += 2
+		for _, k := range ks {
+			n += len(k) + 2
+		}
+	}
+	return n
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// parseKeys fills r's index fields from a keys section; false means the
+// section is malformed (the caller decodes the JSON instead).
+func parseKeys(r *Record, blob []byte) bool {
+	if len(blob) < 8 {
+		return false
+	}
+	r.fp, blob = binary.LittleEndian.Uint64(blob), blob[8:]
+	ok := true
+	uv := func() int {
+		n, w := binary.Uvarint(blob)
+		if w <= 0 || n > uint64(len(blob)) {
+			ok = false
+			return 0
+		}
+		blob = blob[w:]
+		return int(n)
+	}
+	str := func() string {
+		n := uv()
+		if !ok || n > len(blob) {
+			ok = false
+			return ""
+		}
+		s := string(blob[:n])
+		blob = blob[n:]
+		return s
+	}
+	if n := uv(); ok && n > 0 {
+		r.labels = make([]string, n)
+		for i := range r.labels {
+			r.labels[i] = str()
+		}
+	}
+	r.created = model.Key(str())
+	r.deletion = model.Key(str())
+	if !ok || len(blob) == 0 {
+		return false
+	}
+	r.pending, blob = blob[0] == 1, blob[1:]
+	if n := uv(); ok && n > 0 {
+		r.keys = make([][]model.Key, n)
+		for i := range r.keys {
+			if m := uv(); ok && m > 0 {
+				r.keys[i] = make([]model.Key, m)
+				for j := range r.keys[i] {
+					r.keys[i][j] = model.Key(str())
+				}
+			}
+		}
+	}
+	return ok && len(blob) == 0
 }
 
 // encodeRemove frames the final removal of an object.
@@ -35,13 +156,15 @@ func encodeRemove(table, name string) []byte {
 	return append(b, name...)
 }
 
-// logEntry is a decoded log or snapshot record. data aliases the input.
+// logEntry is a decoded log or snapshot record. data and keys alias the
+// input.
 type logEntry struct {
 	kind    byte
 	table   string
 	name    string
 	version int64
 	data    []byte
+	keys    []byte // kindPutKeys: the keys section
 }
 
 var errShort = errors.New("record too short")
@@ -75,6 +198,18 @@ func decodeEntry(b []byte) (logEntry, error) {
 			return e, errShort
 		}
 		e.version, e.data = v, b[w:]
+	case kindPutKeys:
+		v, w := binary.Varint(b)
+		if w <= 0 {
+			return e, errShort
+		}
+		e.version, b = v, b[w:]
+		n, w := binary.Uvarint(b)
+		if w <= 0 || uint64(len(b)-w) < n {
+			return e, errShort
+		}
+		e.data, e.keys = b[w:w+int(n)], b[w+int(n):]
+		e.kind = kindPut
 	case kindRemove:
 		if len(b) != 0 {
 			return e, fmt.Errorf("%d trailing bytes after a removal", len(b))

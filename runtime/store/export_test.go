@@ -1,6 +1,19 @@
 package store
 
-// EncodePutForTest lets benchmarks write data directories directly.
-func EncodePutForTest(table, name string, version int64, data []byte) []byte {
-	return encodePut(table, &Record{Name: name, Version: version, Data: data})
+import (
+	"encoding/json"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
+)
+
+// EncodeObjectForTest frames obj (with its final metadata) as the store
+// logs it, index keys included, so benchmarks can write data directories
+// directly.
+func EncodeObjectForTest(m *model.Model, obj object.Object) ([]byte, int, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, 0, err
+	}
+	return encodePut(m.StorageKey(), newRecord(m, obj, data)), len(data), nil
 }

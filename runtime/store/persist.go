@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -78,6 +79,10 @@ func (l *loader) apply(payload []byte) error {
 	switch e.kind {
 	case kindPut:
 		rec := &Record{Name: e.name, Version: e.version, Data: append([]byte(nil), e.data...)}
+		if len(e.keys) >= 8 {
+			rec.blob = append([]byte(nil), e.keys...)
+			rec.fp = binary.LittleEndian.Uint64(e.keys)
+		}
 		if err := txn.Insert(tableObjects, rec); err != nil {
 			return fmt.Errorf("restore %s/%s: %w", e.table, e.name, err)
 		}

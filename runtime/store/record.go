@@ -22,6 +22,11 @@ type Record struct {
 	deletion model.Key // empty while the object is not being deleted
 	pending  bool      // has finalizers
 	keys     [][]model.Key
+	// fp is the model.KeysFingerprint the keys were computed under (0:
+	// none). A raw record restored from disk keeps its persisted keys in
+	// blob until a model with the same fingerprint claims them.
+	fp   uint64
+	blob []byte
 }
 
 // Deleting reports whether the object carries a deletionTimestamp.
@@ -42,7 +47,7 @@ func (r *Record) Get(key string) (string, bool) {
 // final metadata, and pairs them with its JSON.
 func newRecord(m *model.Model, obj object.Object, data []byte) *Record {
 	md := &obj.GetEnvelope().Metadata
-	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: data, pending: len(md.Finalizers) > 0}
+	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: data, pending: len(md.Finalizers) > 0, fp: m.KeysFingerprint()}
 	if n := len(md.Labels); n > 0 {
 		r.labels = make([]string, 0, n)
 		for _, k := range sortedKeys(md.Labels) {

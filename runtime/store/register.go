@@ -1,11 +1,13 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -159,24 +161,41 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 }
 
 // buildTree sorts the entries of index position ix and loads them in order;
-// a unique index with two objects under one key fails.
+// a unique index with two objects under one key fails. recs must be in name
+// order: sorting by (key, creation desc, position) is then entry order,
+// without dereferencing records in the comparisons.
 func buildTree(m *model.Model, recs []*Record, ix int) (*tree, error) {
-	es := make([]entry, 0, len(recs))
-	for _, r := range recs {
-		es = entries(r, ix, es)
+	type item struct {
+		a, created string
+		i          int32
 	}
-	slices.SortFunc(es, compareEntry)
-	if i := ix - numDefaultIndexes; i >= 0 && m.Indexes[i].Unique {
-		for j := 1; j < len(es); j++ {
-			if es[j].a != "" && es[j].a == es[j-1].a && es[j].rec != es[j-1].rec {
-				holder := min(es[j].rec.Name, es[j-1].rec.Name)
-				return nil, &UniqueError{Kind: m.GVK().String(), Index: m.Indexes[i].Name, Value: model.FormatKey(m.Indexes[i].Type, model.Key(es[j].a)), Holder: holder}
+	items := make([]item, 0, len(recs))
+	var buf [8]entry
+	for i, r := range recs {
+		for _, e := range entries(r, ix, buf[:0]) {
+			items = append(items, item{e.a, string(r.created), int32(i)})
+		}
+	}
+	slices.SortFunc(items, func(x, y item) int {
+		if c := strings.Compare(x.a, y.a); c != 0 {
+			return c
+		}
+		if c := strings.Compare(y.created, x.created); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.i, y.i)
+	})
+	if u := ix - numDefaultIndexes; u >= 0 && m.Indexes[u].Unique {
+		for j := 1; j < len(items); j++ {
+			if items[j].a != "" && items[j].a == items[j-1].a && items[j].i != items[j-1].i {
+				holder := min(recs[items[j].i].Name, recs[items[j-1].i].Name)
+				return nil, &UniqueError{Kind: m.GVK().String(), Index: m.Indexes[u].Name, Value: model.FormatKey(m.Indexes[u].Type, model.Key(items[j].a)), Holder: holder}
 			}
 		}
 	}
 	t := newTree()
-	for _, e := range es {
-		t.Load(e)
+	for _, it := range items {
+		t.Load(entry{it.a, recs[it.i]})
 	}
 	return t, nil
 }
@@ -189,6 +208,7 @@ func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) ([]*Record
 		return nil, err
 	}
 	recs := make([]*Record, len(raws))
+	fp := m.KeysFingerprint()
 	workers := runtime.GOMAXPROCS(0)
 	errs := make([]error, workers)
 	var next atomic.Int64
@@ -203,6 +223,13 @@ func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) ([]*Record
 					return
 				}
 				for i := lo; i < min(lo+buildChunk, len(raws)); i++ {
+					if raw := raws[i]; fp != 0 && raw.fp == fp && raw.blob != nil {
+						r := &Record{Name: raw.Name, Version: raw.Version, Data: raw.Data}
+						if parseKeys(r, raw.blob) && len(r.keys) == len(m.Indexes) {
+							recs[i] = r
+							continue
+						}
+					}
 					obj := m.NewObject()
 					if err := json.Unmarshal(raws[i].Data, obj); err != nil {
 						errs[w] = fmt.Errorf("object %s does not decode: %w", raws[i].Name, err)

@@ -61,7 +61,8 @@ func PersonModel() *model.Model {
 				return dst
 			}},
 		},
-		Validate: validatePerson,
+		Validate:     validatePerson,
+		IndexVersion: "1",
 	}
 }
 
