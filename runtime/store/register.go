@@ -118,32 +118,32 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	if n >= 100000 {
 		s.log.Info("building indexes", "model", m.GVK().String(), "objects", n, "decoded in", time.Since(start))
 	}
+	// The name table, the name map and each tree are independent: build
+	// them side by side on every core.
 	db := newDB()
-	for i := 0; i < n; i += buildChunk {
-		txn := db.Txn(true)
-		for _, r := range recs[i:min(i+buildChunk, n)] {
-			if err := txn.Insert(tableObjects, r); err != nil {
-				txn.Abort()
-				return nil, 0, fmt.Errorf("index %s: %w", r.Name, err)
-			}
-		}
-		txn.Commit()
-	}
 	byName := &sync.Map{}
-	for _, r := range recs {
-		byName.Store(r.Name, r)
-	}
 	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
 	errs := make([]error, len(trees))
+	jobs := []func(){
+		func() { errs[0] = loadObjects(db, recs) },
+		func() {
+			for _, r := range recs {
+				byName.Store(r.Name, r)
+			}
+		},
+	}
+	for ix := 1; ix < len(trees); ix++ {
+		jobs = append(jobs, func() { trees[ix], errs[ix] = buildTree(m, recs, ix) })
+	}
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for ix := 1; ix < len(trees); ix++ {
+	for _, job := range jobs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			trees[ix], errs[ix] = buildTree(m, recs, ix)
+			job()
 		}()
 	}
 	wg.Wait()
@@ -158,6 +158,22 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 		s.log.Info("indexes built", "model", m.GVK().String(), "objects", n, "took", time.Since(start))
 	}
 	return st, n, nil
+}
+
+// loadObjects inserts recs into db's objects table, a batch per
+// transaction.
+func loadObjects(db *memdb.MemDB, recs []*Record) error {
+	for i := 0; i < len(recs); i += buildChunk {
+		txn := db.Txn(true)
+		for _, r := range recs[i:min(i+buildChunk, len(recs))] {
+			if err := txn.Insert(tableObjects, r); err != nil {
+				txn.Abort()
+				return fmt.Errorf("index %s: %w", r.Name, err)
+			}
+		}
+		txn.Commit()
+	}
+	return nil
 }
 
 // buildTree sorts the entries of index position ix and loads them in order;
