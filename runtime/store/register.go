@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"runtime"
@@ -181,23 +182,45 @@ func loadObjects(db *memdb.MemDB, recs []*Record) error {
 // order: sorting by (key, creation desc, position) is then entry order,
 // without dereferencing records in the comparisons.
 func buildTree(m *model.Model, recs []*Record, ix int) (*tree, error) {
+	// Comparisons run on integers where they can: the first 8 bytes of the
+	// key and the creation time, decoded once.
 	type item struct {
-		a, created string
-		i          int32
+		p    uint64 // first 8 bytes of a, zero-padded
+		a    string
+		csec uint64 // creation key, seconds and nanoseconds parts
+		cns  uint32
+		i    int32
 	}
 	items := make([]item, 0, len(recs))
 	var buf [8]entry
 	for i, r := range recs {
+		var csec uint64
+		var cns uint32
+		if c := r.created; len(c) == 12 {
+			csec, cns = binary.BigEndian.Uint64([]byte(c[:8])), binary.BigEndian.Uint32([]byte(c[8:]))
+		}
 		for _, e := range entries(r, ix, buf[:0]) {
-			items = append(items, item{e.a, string(r.created), int32(i)})
+			var p [8]byte
+			copy(p[:], e.a)
+			items = append(items, item{binary.BigEndian.Uint64(p[:]), e.a, csec, cns, int32(i)})
 		}
 	}
 	slices.SortFunc(items, func(x, y item) int {
-		if c := strings.Compare(x.a, y.a); c != 0 {
+		if x.p != y.p {
+			return cmp.Compare(x.p, y.p)
+		}
+		if len(x.a) > 8 || len(y.a) > 8 {
+			if c := strings.Compare(x.a, y.a); c != 0 {
+				return c
+			}
+		} else if c := cmp.Compare(len(x.a), len(y.a)); c != 0 {
 			return c
 		}
-		if c := strings.Compare(y.created, x.created); c != 0 {
-			return c
+		if x.csec != y.csec {
+			return cmp.Compare(y.csec, x.csec)
+		}
+		if x.cns != y.cns {
+			return cmp.Compare(y.cns, x.cns)
 		}
 		return cmp.Compare(x.i, y.i)
 	})
