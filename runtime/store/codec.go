@@ -94,15 +94,17 @@ func appendString(b []byte, s string) []byte {
 }
 
 // parseKeys fills r's index fields from a keys section; false means the
-// section is malformed (the caller decodes the JSON instead).
-func parseKeys(r *Record, blob []byte) bool {
-	if len(blob) < 8 {
+// section is malformed (the caller decodes the JSON instead). The keys are
+// substrings of one copy of the section: one allocation per record.
+func parseKeys(r *Record, section []byte) bool {
+	if len(section) < 8 {
 		return false
 	}
-	r.fp, blob = binary.LittleEndian.Uint64(blob), blob[8:]
+	r.fp = binary.LittleEndian.Uint64(section)
+	blob := string(section[8:])
 	ok := true
 	uv := func() int {
-		n, w := binary.Uvarint(blob)
+		n, w := uvarintString(blob)
 		if w <= 0 || n > uint64(len(blob)) {
 			ok = false
 			return 0
@@ -116,7 +118,7 @@ func parseKeys(r *Record, blob []byte) bool {
 			ok = false
 			return ""
 		}
-		s := string(blob[:n])
+		s := blob[:n]
 		blob = blob[n:]
 		return s
 	}
@@ -144,6 +146,21 @@ func parseKeys(r *Record, blob []byte) bool {
 		}
 	}
 	return ok && len(blob) == 0
+}
+
+// uvarintString is binary.Uvarint over a string.
+func uvarintString(s string) (uint64, int) {
+	var x uint64
+	var shift uint
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		b := s[i]
+		if b < 0x80 {
+			return x | uint64(b)<<shift, i + 1
+		}
+		x |= uint64(b&0x7f) << shift
+		shift += 7
+	}
+	return 0, 0
 }
 
 // encodeRemove frames the final removal of an object.

@@ -191,8 +191,12 @@ func buildTree(m *model.Model, recs []*Record, ix int) (*tree, error) {
 		cns  uint32
 		i    int32
 	}
-	items := make([]item, 0, len(recs))
+	n := 0
 	var buf [8]entry
+	for _, r := range recs {
+		n += len(entries(r, ix, buf[:0]))
+	}
+	items := make([]item, 0, n)
 	for i, r := range recs {
 		var csec uint64
 		var cns uint32
