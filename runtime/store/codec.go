@@ -93,14 +93,14 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// parseKeys fills r's index fields from a keys section; false means the
-// section is malformed (the caller decodes the JSON instead). The keys are
-// substrings of one copy of the section: one allocation per record.
+// parseKeys fills r's index fields (not fp) from a keys section; false
+// means the section is malformed (the caller decodes the JSON instead).
+// The keys are substrings of one copy of the section: one allocation per
+// record.
 func parseKeys(r *Record, section []byte) bool {
 	if len(section) < 8 {
 		return false
 	}
-	r.fp = binary.LittleEndian.Uint64(section)
 	blob := string(section[8:])
 	ok := true
 	uv := func() int {
@@ -145,7 +145,8 @@ func parseKeys(r *Record, section []byte) bool {
 			}
 		}
 	}
-	return ok && len(blob) == 0
+	r.indexed = ok && len(blob) == 0
+	return r.indexed
 }
 
 // uvarintString is binary.Uvarint over a string.

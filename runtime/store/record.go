@@ -27,6 +27,10 @@ type Record struct {
 	// blob until a model with the same fingerprint claims them.
 	fp   uint64
 	blob []byte
+	// indexed: the index fields above are filled in. A raw record restored
+	// with persisted keys gets them filled in place by the build that
+	// claims it; only fields a snapshot writer does not read are written.
+	indexed bool
 }
 
 // Deleting reports whether the object carries a deletionTimestamp.
@@ -47,7 +51,7 @@ func (r *Record) Get(key string) (string, bool) {
 // final metadata, and pairs them with its JSON.
 func newRecord(m *model.Model, obj object.Object, data []byte) *Record {
 	md := &obj.GetEnvelope().Metadata
-	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: data, pending: len(md.Finalizers) > 0, fp: m.KeysFingerprint()}
+	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: data, pending: len(md.Finalizers) > 0, fp: m.KeysFingerprint(), indexed: true}
 	if n := len(md.Labels); n > 0 {
 		r.labels = make([]string, 0, n)
 		for _, k := range sortedKeys(md.Labels) {

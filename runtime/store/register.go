@@ -111,7 +111,7 @@ func (s *Store) Unregister(ctx context.Context, m *model.Model) error {
 // per index, each loaded in order (the trees are built concurrently).
 func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*tableState, int, error) {
 	start := time.Now()
-	recs, err := decodeAll(ctx, m, src)
+	recs, replaced, err := decodeAll(ctx, m, src)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -119,14 +119,16 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	if n >= 100000 {
 		s.log.Info("building indexes", "model", m.GVK().String(), "objects", n, "decoded in", time.Since(start))
 	}
-	// The name table, the name map and each tree are independent: build
-	// them side by side on every core.
-	db := newDB()
+	// The raw table already holds every record by name; only records
+	// decoded afresh replace theirs. Nothing else reads or writes it while
+	// the model builds. The name table, the name map and each tree are
+	// independent: build them side by side on every core.
+	db := src
 	byName := &sync.Map{}
 	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
 	errs := make([]error, len(trees))
 	jobs := []func(){
-		func() { errs[0] = loadObjects(db, recs) },
+		func() { errs[0] = loadObjects(db, replaced) },
 		func() {
 			for _, r := range recs {
 				byName.Store(r.Name, r)
@@ -243,14 +245,17 @@ func buildTree(m *model.Model, recs []*Record, ix int) (*tree, error) {
 	return t, nil
 }
 
-// decodeAll decodes every record of src with m, on every core, returning
-// them in name order.
-func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) ([]*Record, error) {
+// decodeAll returns every record of src, in name order, with its index
+// fields for m, working on every core. A record already indexed under m's
+// fingerprint is used as it is; one restored with persisted keys under it
+// is filled in place; any other is decoded into a new record, also
+// returned in replaced.
+func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) (recs, replaced []*Record, err error) {
 	raws, err := allRecords(src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	recs := make([]*Record, len(raws))
+	recs = make([]*Record, len(raws))
 	fp := m.KeysFingerprint()
 	workers := runtime.GOMAXPROCS(0)
 	errs := make([]error, workers)
@@ -266,10 +271,9 @@ func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) ([]*Record
 					return
 				}
 				for i := lo; i < min(lo+buildChunk, len(raws)); i++ {
-					if raw := raws[i]; fp != 0 && raw.fp == fp && raw.blob != nil {
-						r := &Record{Name: raw.Name, Version: raw.Version, Data: raw.Data}
-						if parseKeys(r, raw.blob) && len(r.keys) == len(m.Indexes) {
-							recs[i] = r
+					if raw := raws[i]; fp != 0 && raw.fp == fp {
+						if raw.indexed || raw.blob != nil && parseKeys(raw, raw.blob) && len(raw.keys) == len(m.Indexes) {
+							recs[i] = raw
 							continue
 						}
 					}
@@ -286,8 +290,13 @@ func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) ([]*Record
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return recs, ctx.Err()
+	for i, r := range recs {
+		if r != raws[i] {
+			replaced = append(replaced, r)
+		}
+	}
+	return recs, replaced, ctx.Err()
 }
