@@ -17,3 +17,7 @@ func EncodeObjectForTest(m *model.Model, obj object.Object) ([]byte, int, error)
 	}
 	return encodePut(m.StorageKey(), newRecord(m, obj, data)), len(data), nil
 }
+
+// BreakLogForTest closes the write-ahead log under the store, so the next
+// batch fails to append.
+func (s *Store) BreakLogForTest() error { return s.wal.Close() }

@@ -135,3 +135,37 @@ func TestDamagedLogIsAStartupError(t *testing.T) {
 		t.Fatalf("Open = %v, want a *wal.CorruptError naming %s", err, segs[0])
 	}
 }
+
+// TestFailedLogAppendLeavesNothingBehind: when the log cannot take a batch,
+// its writes fail, readers never see them (memdb and the index trees are
+// rolled back), and the store refuses later writes.
+func TestFailedLogAppendLeavesNothingBehind(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	keep := storetest.NewPerson("kept", Spec{Name: "x", Email: "kept@example.com"})
+	keep.Metadata.Labels = map[string]string{"team": "x"}
+	if _, err := s.Create(ctx, m, keep); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.BreakLogForTest(); err != nil {
+		t.Fatal(err)
+	}
+	lost := storetest.NewPerson("lost", Spec{Name: "x", Email: "lost@example.com"})
+	lost.Metadata.Labels = map[string]string{"team": "x"}
+	if _, err := s.Create(ctx, m, lost); err == nil {
+		t.Fatal("create succeeded with a closed log")
+	}
+	if _, err := s.Get(ctx, m, "lost"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get(lost) = %v, want not found", err)
+	}
+	res, err := s.List(ctx, m, mustQuery(t, "labelSelector=team%3Dx&fieldSelector=spec.email%3Dlost@example.com"))
+	if err != nil || res.Total != 0 {
+		t.Errorf("list after the failed batch = %d, %v; want nothing of it", res.Total, err)
+	}
+	if res, _ := s.List(ctx, m, mustQuery(t, "labelSelector=team%3Dx")); names(res) != "kept" {
+		t.Errorf("list = %s, want kept", names(res))
+	}
+	if _, err := s.Create(ctx, m, storetest.NewPerson("later", Spec{Name: "x"})); err == nil {
+		t.Error("a later write succeeded after the log failed")
+	}
+}
