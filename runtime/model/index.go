@@ -113,6 +113,16 @@ func TimeKey(t time.Time) Key {
 
 const timeKeyLen = 12
 
+// KeyTime decodes a TimeKey; false when k is not one.
+func KeyTime(k Key) (time.Time, bool) {
+	if len(k) != timeKeyLen {
+		return time.Time{}, false
+	}
+	sec := int64(binary.BigEndian.Uint64([]byte(k[:8])) ^ (1 << 63))
+	nsec := int64(binary.BigEndian.Uint32([]byte(k[8:])))
+	return time.Unix(sec, nsec).UTC(), true
+}
+
 // BoolKey encodes false before true.
 func BoolKey(v bool) Key {
 	if v {
@@ -174,12 +184,9 @@ func FormatKey(t KeyType, k Key) string {
 		}
 		return strconv.FormatInt(int64(binary.BigEndian.Uint64([]byte(k))^(1<<63)), 10)
 	case Time:
-		if len(k) != timeKeyLen {
-			break
+		if t, ok := KeyTime(k); ok {
+			return t.Format(time.RFC3339Nano)
 		}
-		sec := int64(binary.BigEndian.Uint64([]byte(k[:8])) ^ (1 << 63))
-		nsec := int64(binary.BigEndian.Uint32([]byte(k[8:])))
-		return time.Unix(sec, nsec).UTC().Format(time.RFC3339Nano)
 	case Float:
 		if len(k) != 8 {
 			break

@@ -333,10 +333,11 @@ func TestListAgreesWithOracle(t *testing.T) {
 	}
 }
 
-// TestListCorrelatedTermsFallBack: all matches sit at the far end of the
-// sort order, so streaming would visit nearly everything; the planner must
-// notice and still return the right page.
-func TestListCorrelatedTermsFallBack(t *testing.T) {
+// TestListCorrelatedTermsAndSort: all matches sit at the far end of the
+// sort order, where streaming exceeds its budget and the planner falls
+// back to collecting; the page must be right either way. (The oracle test's
+// random data rarely reaches the fallback.)
+func TestListCorrelatedTermsAndSort(t *testing.T) {
 	m := storetest.PersonModel()
 	s := storetest.Open(t, store.Options{}, m)
 	for i := range 30000 {

@@ -89,17 +89,12 @@ func sortedKeys(m map[string]string) []string {
 
 // indexKeys returns the record's keys for index number ix of
 // m.AllIndexes(): the defaults first (name, labels, creation, deletion),
-// then the model's own.
+// then the model's own. Labels are neither sorted nor field-selected, so
+// ixLabels is never asked for.
 func (r *Record) indexKeys(ix int) []model.Key {
 	switch ix {
 	case 0:
 		return []model.Key{model.StringKey(r.Name)}
-	case 1:
-		ks := make([]model.Key, len(r.labels))
-		for i, l := range r.labels {
-			ks[i] = model.Key(l)
-		}
-		return ks
 	case 2:
 		if r.created == "" {
 			return nil

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"errors"
+
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
 )
@@ -59,8 +61,4 @@ func nameArg(args []any) ([]byte, error) {
 	return nil, errNameArg
 }
 
-var errNameArg = errorString("store: name index takes one string or []byte argument")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+var errNameArg = errors.New("store: name index takes one string or []byte argument")

@@ -366,3 +366,35 @@ func TestReserveAnswersNotReadyUntilRegistered(t *testing.T) {
 		t.Fatalf("after Register: %v", err)
 	}
 }
+
+// TestUpdateKeepsServerFields: an update cannot change creationTimestamp,
+// deletionTimestamp or generateName, whatever the body says.
+func TestUpdateKeepsServerFields(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	p := storetest.NewPerson("", Spec{Name: "x"})
+	p.Metadata.GenerateName = "gen-"
+	p.Metadata.Finalizers = []string{"example.com/keep"}
+	rec, err := s.Create(ctx, m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err = s.Delete(ctx, m, rec.Name); err != nil {
+		t.Fatal(err)
+	}
+	before := decode(t, rec).Metadata
+	u := decode(t, rec)
+	u.Metadata.GenerateName = "other-"
+	u.Metadata.CreationTimestamp, u.Metadata.DeletionTimestamp = nil, nil
+	u.Spec.Name = "changed"
+	got, err := s.Update(ctx, m, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := decode(t, got).Metadata
+	if after.GenerateName != "gen-" || !after.CreationTimestamp.Equal(*before.CreationTimestamp) ||
+		after.DeletionTimestamp == nil || !after.DeletionTimestamp.Equal(*before.DeletionTimestamp) {
+		t.Errorf("server fields after update = %q %v %v, want %q %v %v", after.GenerateName, after.CreationTimestamp,
+			after.DeletionTimestamp, before.GenerateName, before.CreationTimestamp, before.DeletionTimestamp)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
@@ -103,15 +104,24 @@ func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (
 	if cur.Version != want {
 		return nil, versionConflict(kind, md.Name, want, cur.Version)
 	}
-	// The client can neither set nor clear server-managed fields.
-	curObj, err := Decode(m, cur)
-	if err != nil {
-		return nil, err
+	// The client can neither set nor clear server-managed fields; the
+	// record's keys hold them exactly, so the stored JSON is not decoded.
+	md.CreationTimestamp = timeOf(cur.created)
+	md.DeletionTimestamp = timeOf(cur.deletion)
+	// generateName keeps its stored value too (as in Halo); only objects
+	// created from one carry it, so only they are parsed for it.
+	md.GenerateName = ""
+	if bytes.Contains(cur.Data, []byte(`"generateName"`)) {
+		var stored struct {
+			Metadata struct {
+				GenerateName string `json:"generateName"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(cur.Data, &stored); err != nil {
+			return nil, fmt.Errorf("store: decode %s/%s: %w", m.Plural, md.Name, err)
+		}
+		md.GenerateName = stored.Metadata.GenerateName
 	}
-	cm := &curObj.GetEnvelope().Metadata
-	md.CreationTimestamp = cm.CreationTimestamp
-	md.DeletionTimestamp = cm.DeletionTimestamp
-	md.GenerateName = cm.GenerateName
 	md.NormalizeFinalizers()
 	same, err := json.Marshal(obj)
 	if err != nil {
@@ -281,6 +291,15 @@ func current(b *batch, t *table, kind, name string) (*Record, error) {
 	return raw.(*Record), nil
 }
 
+// timeOf turns a stored time key back into the timestamp (nil for none).
+func timeOf(k model.Key) *time.Time {
+	t, ok := model.KeyTime(k)
+	if !ok {
+		return nil
+	}
+	return &t
+}
+
 func versionConflict(kind, name string, sent, stored int64) error {
 	return &ConflictError{Kind: kind, Name: name,
 		Reason: fmt.Sprintf("metadata.version %d does not match the stored version %d; read the object again and retry", sent, stored)}
@@ -310,19 +329,13 @@ func checkUnique(b *batch, t *table, m *model.Model, rec *Record) error {
 	return nil
 }
 
-// Validate checks obj as a write would and returns every violation (nil
-// for none). An empty apiVersion or kind is filled in.
-func Validate(m *model.Model, obj object.Object) object.FieldErrors {
-	var inv *object.InvalidError
-	if errors.As(checkObject(m, obj), &inv) {
-		return inv.Errors
-	}
-	return nil
-}
+// checkObject is Validate as an error (*object.InvalidError).
+func checkObject(m *model.Model, obj object.Object) error { return Validate(m, obj).Err() }
 
-// checkObject validates what the client controls: apiVersion and kind (an
-// empty one is filled in), metadata syntax and the model's field rules.
-func checkObject(m *model.Model, obj object.Object) error {
+// Validate checks what the client controls, as a write does: apiVersion
+// and kind (an empty one is filled in), metadata syntax and the model's
+// field rules. It returns every violation (nil for none).
+func Validate(m *model.Model, obj object.Object) object.FieldErrors {
 	env := obj.GetEnvelope()
 	var errs object.FieldErrors
 	switch env.APIVersion {
@@ -343,7 +356,7 @@ func checkObject(m *model.Model, obj object.Object) error {
 	if m.Validate != nil {
 		m.Validate(obj, &errs)
 	}
-	return errs.Err()
+	return errs
 }
 
 // encode serialises obj (with its final metadata) into a new record.
