@@ -235,6 +235,9 @@ func TestUpdatePatchStatusDelete(t *testing.T) {
 	if r.status != 200 || !strings.Contains(string(r.body), `"friendCount":2`) || strings.Contains(string(r.body), "Ignored") {
 		t.Fatalf("status = %d %s", r.status, r.body)
 	}
+	if r := e.do("PUT", base+"/ann/status", "application/json", `{"metadata":{"name":"ann","version":1},"status":{"friendCount":3}}`); r.status != 409 {
+		t.Fatalf("status with a stale version = %d %s, want 409", r.status, r.body)
+	}
 	// Delete is soft while a finalizer remains.
 	r = e.do("DELETE", base+"/ann", "", "")
 	if r.status != 200 || r.json(t)["metadata"].(map[string]any)["deletionTimestamp"] == nil {

@@ -22,15 +22,15 @@ type modelAPI struct {
 }
 
 func (a *modelAPI) register(r gin.IRouter) {
-	base := BasePath(a.m)
-	r.GET(base, a.list)
-	r.POST(base, a.create)
-	r.DELETE(base, a.deleteCollection)
-	r.GET(base+"/:name", a.get)
-	r.PUT(base+"/:name", a.update)
-	r.PATCH(base+"/:name", a.patch)
-	r.DELETE(base+"/:name", a.delete)
-	r.PUT(base+"/:name/status", a.updateStatus)
+	base, h := BasePath(a.m), a.s.handle
+	r.GET(base, h(a.list))
+	r.POST(base, h(a.create))
+	r.DELETE(base, h(a.deleteCollection))
+	r.GET(base+"/:name", h(a.get))
+	r.PUT(base+"/:name", h(a.update))
+	r.PATCH(base+"/:name", h(a.patch))
+	r.DELETE(base+"/:name", h(a.delete))
+	r.PUT(base+"/:name/status", h(a.updateStatus))
 }
 
 func (a *modelAPI) st() *store.Store { return a.s.opts.Store }
@@ -43,68 +43,62 @@ func isWatch(c *gin.Context) bool {
 	return c.IsWebsocket()
 }
 
-func (a *modelAPI) list(c *gin.Context) {
+func (a *modelAPI) list(c *gin.Context) error {
 	if isWatch(c) {
-		a.watch(c, "")
-		return
+		return a.watch(c, "")
 	}
 	q, err := query.Parse(c.Request.URL.Query())
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	res, err := a.st().List(c, a.m, q)
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	writeList(c, http.StatusOK, res)
+	return nil
 }
 
-func (a *modelAPI) get(c *gin.Context) {
+func (a *modelAPI) get(c *gin.Context) error {
 	if isWatch(c) {
-		a.watch(c, c.Param("name"))
-		return
+		return a.watch(c, c.Param("name"))
 	}
 	rec, err := a.st().Get(c, a.m, c.Param("name"))
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	c.Data(http.StatusOK, "application/json", rec.Data)
+	return nil
 }
 
-func (a *modelAPI) create(c *gin.Context) {
+func (a *modelAPI) create(c *gin.Context) error {
 	obj, _, err := decodeBody(c, a.m)
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	rec, err := a.st().Create(c, a.m, obj)
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	c.Header("Location", BasePath(a.m)+"/"+rec.Name)
 	c.Data(http.StatusCreated, "application/json", rec.Data)
+	return nil
 }
 
-func (a *modelAPI) update(c *gin.Context) {
+func (a *modelAPI) update(c *gin.Context) error {
 	obj, _, err := decodeBody(c, a.m)
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	if err := samePath(obj, c.Param("name")); err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	rec, err := a.st().Update(c, a.m, obj)
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	c.Data(http.StatusOK, "application/json", rec.Data)
+	return nil
 }
 
 func samePath(obj object.Object, name string) error {
@@ -117,36 +111,26 @@ func samePath(obj object.Object, name string) error {
 
 // updateStatus replaces only the status of the stored object. A version
 // in the body is a precondition; without one the current version is used.
-func (a *modelAPI) updateStatus(c *gin.Context) {
+func (a *modelAPI) updateStatus(c *gin.Context) error {
 	obj, raw, err := decodeBody(c, a.m)
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	name := c.Param("name")
 	if err := samePath(obj, name); err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		a.s.fail(c, problem.New(http.StatusBadRequest, "request body must be a JSON object"))
-		return
+		return problem.New(http.StatusBadRequest, "request body must be a JSON object")
 	}
 	cur, err := a.st().Get(c, a.m, name)
 	if err != nil {
-		a.s.fail(c, err)
-		return
-	}
-	if v := obj.GetEnvelope().Metadata.Version; v != nil && *v != cur.Version {
-		a.s.fail(c, &store.ConflictError{Kind: a.m.GVK().String(), Name: name,
-			Reason: "metadata.version " + strconv.FormatInt(*v, 10) + " does not match the stored version " + strconv.FormatInt(cur.Version, 10)})
-		return
+		return err
 	}
 	var stored map[string]json.RawMessage
 	if err := json.Unmarshal(cur.Data, &stored); err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	if st, ok := fields["status"]; ok {
 		stored["status"] = st
@@ -155,43 +139,44 @@ func (a *modelAPI) updateStatus(c *gin.Context) {
 	}
 	next, err := json.Marshal(stored)
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	updated, err := decodeStrict(a.m, next)
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
+	}
+	if v := obj.GetEnvelope().Metadata.Version; v != nil {
+		// The body's version is the precondition; the store checks it.
+		updated.GetEnvelope().Metadata.SetVersion(*v)
 	}
 	rec, err := a.st().Update(c, a.m, updated)
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	c.Data(http.StatusOK, "application/json", rec.Data)
+	return nil
 }
 
-func (a *modelAPI) delete(c *gin.Context) {
+func (a *modelAPI) delete(c *gin.Context) error {
 	rec, err := a.st().Delete(c, a.m, c.Param("name"))
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	c.Data(http.StatusOK, "application/json", rec.Data)
+	return nil
 }
 
-func (a *modelAPI) deleteCollection(c *gin.Context) {
+func (a *modelAPI) deleteCollection(c *gin.Context) error {
 	q, err := query.Parse(c.Request.URL.Query())
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	recs, err := a.st().DeleteCollection(c, a.m, q)
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	writeList(c, http.StatusOK, query.NewListResult(1, 0, int64(len(recs)), recs))
+	return nil
 }
 
 // writeList writes a ListResult whose items are the stored JSON, without

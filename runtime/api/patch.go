@@ -17,30 +17,26 @@ import (
 // is the precondition unless the patch itself sets metadata.version; a
 // conflict with a concurrent write is retried when the patch did not ask
 // for a specific version.
-func (a *modelAPI) patch(c *gin.Context) {
+func (a *modelAPI) patch(c *gin.Context) error {
 	mt := mediaType(c)
 	if mt != jsonPatch && mt != mergePatch {
-		a.s.fail(c, problem.New(http.StatusUnsupportedMediaType,
-			"PATCH needs Content-Type %s or %s, not %q", jsonPatch, mergePatch, c.GetHeader("Content-Type")))
-		return
+		return problem.New(http.StatusUnsupportedMediaType,
+			"PATCH needs Content-Type %s or %s, not %q", jsonPatch, mergePatch, c.GetHeader("Content-Type"))
 	}
 	body, err := readBody(c)
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	var apply func(doc []byte) ([]byte, error)
 	if mt == jsonPatch {
 		p, err := jsonpatch.DecodePatch(body)
 		if err != nil {
-			a.s.fail(c, problem.Invalid("malformed JSON Patch: "+err.Error()))
-			return
+			return problem.Invalid("malformed JSON Patch: " + err.Error())
 		}
 		apply = p.Apply
 	} else {
 		if !json.Valid(body) || bytes.TrimSpace(body)[0] != '{' {
-			a.s.fail(c, problem.Invalid("a merge patch must be a JSON object"))
-			return
+			return problem.Invalid("a merge patch must be a JSON object")
 		}
 		apply = func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, body) }
 	}
@@ -48,22 +44,18 @@ func (a *modelAPI) patch(c *gin.Context) {
 	for attempt := 0; ; attempt++ {
 		cur, err := a.st().Get(c, a.m, name)
 		if err != nil {
-			a.s.fail(c, err)
-			return
+			return err
 		}
 		next, err := apply(cur.Data)
 		if err != nil {
-			a.s.fail(c, problem.Invalid("the patch does not apply: "+err.Error()))
-			return
+			return problem.Invalid("the patch does not apply: " + err.Error())
 		}
 		obj, err := decodeStrict(a.m, next)
 		if err != nil {
-			a.s.fail(c, err)
-			return
+			return err
 		}
 		if err := samePath(obj, name); err != nil {
-			a.s.fail(c, err)
-			return
+			return err
 		}
 		pinned := obj.GetEnvelope().Metadata.GetVersion() != cur.Version
 		rec, err := a.st().Update(c, a.m, obj)
@@ -71,10 +63,9 @@ func (a *modelAPI) patch(c *gin.Context) {
 			continue
 		}
 		if err != nil {
-			a.s.fail(c, err)
-			return
+			return err
 		}
 		c.Data(http.StatusOK, "application/json", rec.Data)
-		return
+		return nil
 	}
 }

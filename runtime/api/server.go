@@ -217,5 +217,15 @@ func (s *Server) fail(c *gin.Context, err error) {
 	c.Abort()
 }
 
+// handle adapts a handler that returns its failure: the error is written
+// as a problem body, so handlers never pick statuses themselves.
+func (s *Server) handle(h func(c *gin.Context) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := h(c); err != nil {
+			s.fail(c, err)
+		}
+	}
+}
+
 // Fail is fail for route sets outside this package.
 func (s *Server) Fail(c *gin.Context, err error) { s.fail(c, err) }

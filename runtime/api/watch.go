@@ -24,26 +24,24 @@ const (
 )
 
 // watch streams events of the model (or of one object) over a WebSocket as
-// JSON text frames {"type":..., "object":...}.
-func (a *modelAPI) watch(c *gin.Context, name string) {
+// JSON text frames {"type":..., "object":...}. Failures before the upgrade
+// are returned as problems; once streaming, the stream just ends.
+func (a *modelAPI) watch(c *gin.Context, name string) error {
 	if !c.IsWebsocket() {
-		a.s.fail(c, problem.New(http.StatusBadRequest, "watch needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)"))
-		return
+		return problem.New(http.StatusBadRequest, "watch needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
 	}
 	q, err := query.Parse(c.Request.URL.Query())
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	sub, err := a.st().Watch(c, a.m, store.WatchOptions{Query: q, Name: name, SendInitial: c.Query("sendInitialEvents") == "true"})
 	if err != nil {
-		a.s.fail(c, err)
-		return
+		return err
 	}
 	defer sub.Close()
 	conn, err := websocket.Accept(c.Writer, c.Request, nil)
 	if err != nil {
-		return // Accept has answered the client
+		return nil // Accept has answered the client; the stream is over
 	}
 	defer conn.CloseNow()
 	// The server only writes; CloseRead handles pings and notices when the
@@ -60,23 +58,23 @@ func (a *modelAPI) watch(c *gin.Context, name string) {
 					status, reason = websocket.StatusPolicyViolation, "client too slow: events were dropped; watch again"
 				}
 				conn.Close(status, reason)
-				return
+				return nil
 			}
 			if err := write(ctx, conn, ev); err != nil {
-				return
+				return nil
 			}
 		case <-ping.C:
 			pctx, cancel := context.WithTimeout(ctx, writeTimeout)
 			err := conn.Ping(pctx)
 			cancel()
 			if err != nil {
-				return
+				return nil
 			}
 		case <-a.s.closing:
 			conn.Close(websocket.StatusGoingAway, "server shutting down")
-			return
+			return nil
 		case <-ctx.Done():
-			return
+			return nil
 		}
 	}
 }
