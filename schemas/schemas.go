@@ -1,0 +1,11 @@
+// Package schemas holds the OpenAPI documents the generator builds on: the
+// envelope every object carries (base.yaml) and the core models.
+package schemas
+
+import _ "embed"
+
+// Base is the envelope document: components.schemas.ObjectMeta describes
+// metadata (CONTRACT §2). apiVersion and kind are plain strings.
+//
+//go:embed base.yaml
+var Base []byte
