@@ -215,12 +215,6 @@ func writeList(c *gin.Context, status int, res query.ListResult[*store.Record]) 
 	c.Data(status, "application/json", b.Bytes())
 }
 
-// Patch media types (CONTRACT §3).
-const (
-	jsonPatch  = "application/json-patch+json"
-	mergePatch = "application/merge-patch+json"
-)
-
 func mediaType(c *gin.Context) string {
 	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if err != nil {

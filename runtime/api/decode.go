@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/codec"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store"
@@ -48,6 +49,9 @@ func decodeBody(c *gin.Context, m *model.Model) (object.Object, []byte, error) {
 // of the wrong type and a field the model does not declare are 400s naming
 // the field.
 func decodeStrict(m *model.Model, data []byte) (object.Object, error) {
+	if m.ValidateJSON != nil {
+		return codec.Decode(m, data)
+	}
 	obj := m.NewObject()
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -1,14 +1,12 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"net/http"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/codec"
 	"github.com/svcrun/svc/runtime/store"
 )
 
@@ -18,27 +16,18 @@ import (
 // conflict with a concurrent write is retried when the patch did not ask
 // for a specific version.
 func (a *modelAPI) patch(c *gin.Context) error {
-	mt := mediaType(c)
-	if mt != jsonPatch && mt != mergePatch {
+	pt := codec.PatchType(mediaType(c))
+	if pt != codec.JSONPatch && pt != codec.MergePatch {
 		return problem.New(http.StatusUnsupportedMediaType,
-			"PATCH needs Content-Type %s or %s, not %q", jsonPatch, mergePatch, c.GetHeader("Content-Type"))
+			"PATCH needs Content-Type %s or %s, not %q", codec.JSONPatch, codec.MergePatch, c.GetHeader("Content-Type"))
 	}
 	body, err := readBody(c)
 	if err != nil {
 		return err
 	}
-	var apply func(doc []byte) ([]byte, error)
-	if mt == jsonPatch {
-		p, err := jsonpatch.DecodePatch(body)
-		if err != nil {
-			return problem.Invalid("malformed JSON Patch: " + err.Error())
-		}
-		apply = p.Apply
-	} else {
-		if !json.Valid(body) || bytes.TrimSpace(body)[0] != '{' {
-			return problem.Invalid("a merge patch must be a JSON object")
-		}
-		apply = func(doc []byte) ([]byte, error) { return jsonpatch.MergePatch(doc, body) }
+	apply, err := codec.ParsePatch(pt, body)
+	if err != nil {
+		return err
 	}
 	name := c.Param("name")
 	for attempt := 0; ; attempt++ {
@@ -48,7 +37,7 @@ func (a *modelAPI) patch(c *gin.Context) error {
 		}
 		next, err := apply(cur.Data)
 		if err != nil {
-			return problem.Invalid("the patch does not apply: " + err.Error())
+			return err
 		}
 		obj, err := decodeStrict(a.m, next)
 		if err != nil {

@@ -92,6 +92,19 @@ type Model struct {
 	// appends every violation. Nil means no rules beyond metadata syntax.
 	Validate func(obj object.Object, errs *object.FieldErrors)
 
+	// ValidateJSON checks a request body, decoded into a generic JSON value
+	// (encoding/json with UseNumber), against the whole object schema:
+	// types, required fields, constraints and unknown fields, appending
+	// every violation with its path. The HTTP layer runs it before
+	// decoding into New's type, since a typed decode cannot see unknown or
+	// mistyped fields precisely. Nil leaves that to the typed decode.
+	ValidateJSON func(doc any, errs *object.FieldErrors)
+
+	// Schema is the object's OpenAPI 3.0 schema as JSON, envelope
+	// included, published in the served OpenAPI document. Nil publishes a
+	// free-form spec and status.
+	Schema []byte
+
 	// IndexVersion names what the index key functions compute. The store
 	// persists each object's keys with a fingerprint of it, and at start-up
 	// reuses keys whose fingerprint matches instead of decoding the

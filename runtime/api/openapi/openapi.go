@@ -513,8 +513,8 @@ func addModel(doc *openapi3.T, m *model.Model, n modelNames, schemas map[string]
 	return nil
 }
 
-// objectSchema is the caller's schema for m, or the envelope with
-// free-form spec and status.
+// objectSchema is the caller's schema for m, else the model's own
+// (model.Model.Schema), else the envelope with free-form spec and status.
 func objectSchema(m *model.Model, n modelNames, schemas map[string]*openapi3.SchemaRef, c *openapi3.Components) (*openapi3.SchemaRef, error) {
 	given, ok := schemas[m.GVK().String()]
 	if !ok {
@@ -530,6 +530,13 @@ func objectSchema(m *model.Model, n modelNames, schemas map[string]*openapi3.Sch
 			return given, nil
 		}
 		return &openapi3.SchemaRef{Value: given.Value}, nil
+	}
+	if len(m.Schema) > 0 {
+		var own openapi3.Schema
+		if err := json.Unmarshal(m.Schema, &own); err != nil {
+			return nil, fmt.Errorf("openapi: the schema of model %s: %w", m.GVK(), err)
+		}
+		return own.NewRef(), nil
 	}
 	s := openapi3.NewObjectSchema().WithAnyAdditionalProperties()
 	s.Description = fmt.Sprintf("A %s object (apiVersion %s). The model publishes no field schema: spec and status are free-form, "+

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/svcrun/svc/runtime/codec"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/query"
 	"github.com/svcrun/svc/runtime/query/selector"
@@ -59,11 +60,14 @@ func From(err error) *Problem {
 		inv *object.InvalidError
 		qe  *query.ParamError
 		se  *selector.Error
+		ce  *codec.Error
 	)
 	p := &Problem{Type: "about:blank"}
 	switch {
 	case errors.As(err, &pe):
 		p.Status, p.Detail, p.Errors, p.header = pe.Status, pe.Detail, pe.Errors, pe.Header
+	case errors.As(err, &ce):
+		p.Status, p.Detail, p.Errors = http.StatusBadRequest, ce.Detail, ce.Fields
 	case errors.As(err, &inv):
 		p.Status, p.Detail, p.Errors = http.StatusBadRequest, "the object is invalid; see errors", inv.Errors
 	case errors.As(err, &qe):

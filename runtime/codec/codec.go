@@ -1,0 +1,68 @@
+// Package codec turns request bytes into typed objects of a model, checking
+// them first with the model's compiled schema validator. The HTTP layer and
+// the typed clients share it, so a patch applied in process is held to the
+// same rules as one sent over HTTP.
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
+)
+
+// Error is input that is not a valid object of the model: malformed JSON,
+// or every schema violation with its path in Fields.
+type Error struct {
+	Detail string
+	Fields object.FieldErrors
+}
+
+func (e *Error) Error() string {
+	if len(e.Fields) == 0 {
+		return e.Detail
+	}
+	return e.Detail + ": " + (&object.InvalidError{Errors: e.Fields}).Error()
+}
+
+// Decode checks data with m.ValidateJSON (when the model has one) and
+// decodes it into a new object of m. Field rules beyond the schema
+// (metadata syntax, model.Validate) are the store's to check.
+func Decode(m *model.Model, data []byte) (object.Object, error) {
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	err := dec.Decode(&doc)
+	if err == nil {
+		if _, tokErr := dec.Token(); tokErr != io.EOF {
+			err = errors.New("unexpected data after the JSON object")
+		}
+	}
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		return nil, &Error{Detail: fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, syn)}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, &Error{Detail: "malformed JSON: unexpected end of input"}
+	case err != nil:
+		return nil, &Error{Detail: fmt.Sprintf("cannot decode the object: %v", err)}
+	}
+	if m.ValidateJSON != nil {
+		var errs object.FieldErrors
+		m.ValidateJSON(doc, &errs)
+		if len(errs) > 0 {
+			return nil, &Error{Detail: "the object is invalid; see errors", Fields: errs}
+		}
+	}
+	obj := m.NewObject()
+	if err := json.Unmarshal(data, obj); err != nil {
+		// The schema accepted what the Go type cannot hold (an integer
+		// beyond int64, say): still the input at fault.
+		return nil, &Error{Detail: fmt.Sprintf("cannot decode the object: %v", err)}
+	}
+	return obj, nil
+}
