@@ -241,8 +241,8 @@ func TestOperations(t *testing.T) {
 
 	for path, want := range map[string]string{
 		"/apis/people.example.com/v1alpha1/persons": "path is generated for model Person",
-		"/apis/core.svc.run/v1alpha1/things":            `group "core.svc.run" is reserved`,
-		"/custom/things":                                "a custom API path must be",
+		"/apis/core.svc.run/v1alpha1/things":        `group "core.svc.run" is reserved`,
+		"/custom/things":                            "a custom API path must be",
 	} {
 		src := strings.Replace(string(doc(person)), "paths: {}\n", "paths:\n  "+path+":\n    get: {responses: {\"200\": {description: ok}}}\n", 1)
 		if _, err := Parse("p.yaml", []byte(src), Options{}); err == nil || !strings.Contains(err.Error(), want) {
