@@ -21,16 +21,38 @@ type modelAPI struct {
 	m *model.Model
 }
 
-func (a *modelAPI) register(r gin.IRouter) {
-	base, h := BasePath(a.m), a.s.handle
-	r.GET(base, h(a.list))
-	r.POST(base, h(a.create))
-	r.DELETE(base, h(a.deleteCollection))
-	r.GET(base+"/:name", h(a.get))
-	r.PUT(base+"/:name", h(a.update))
-	r.PATCH(base+"/:name", h(a.patch))
-	r.DELETE(base+"/:name", h(a.delete))
-	r.PUT(base+"/:name/status", h(a.updateStatus))
+// Handlers are one model's CRUD operations (CONTRACT §3). Route
+// functions, generated or DefaultRoutes, mount them; each reads the
+// object name from the :name path parameter.
+type Handlers struct {
+	List, Create, DeleteCollection           gin.HandlerFunc
+	Get, Update, Patch, Delete, UpdateStatus gin.HandlerFunc
+}
+
+// ModelRoutes mounts a model's handlers on a router.
+type ModelRoutes func(r gin.IRouter, h Handlers)
+
+// DefaultRoutes mounts h at base, base/:name and base/:name/status. List
+// and Get also serve watches (WebSocket upgrade or ?watch=true).
+func DefaultRoutes(base string) ModelRoutes {
+	return func(r gin.IRouter, h Handlers) {
+		r.GET(base, h.List)
+		r.POST(base, h.Create)
+		r.DELETE(base, h.DeleteCollection)
+		r.GET(base+"/:name", h.Get)
+		r.PUT(base+"/:name", h.Update)
+		r.PATCH(base+"/:name", h.Patch)
+		r.DELETE(base+"/:name", h.Delete)
+		r.PUT(base+"/:name/status", h.UpdateStatus)
+	}
+}
+
+func (a *modelAPI) handlers() Handlers {
+	h := a.s.handle
+	return Handlers{
+		List: h(a.list), Create: h(a.create), DeleteCollection: h(a.deleteCollection),
+		Get: h(a.get), Update: h(a.update), Patch: h(a.patch), Delete: h(a.delete), UpdateStatus: h(a.updateStatus),
+	}
 }
 
 func (a *modelAPI) st() *store.Store { return a.s.opts.Store }

@@ -51,8 +51,9 @@ type Server struct {
 	closing chan struct{}
 	once    sync.Once
 
-	mu     sync.Mutex // serialises rebuilds and guards routes
-	routes map[string]Routes
+	mu          sync.Mutex // serialises rebuilds and guards routes and modelRoutes
+	routes      map[string]Routes
+	modelRoutes map[*model.Model]ModelRoutes
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -68,7 +69,7 @@ func New(opts Options) *Server {
 	}
 	var b [4]byte
 	rand.Read(b[:])
-	s := &Server{opts: opts, log: opts.Logger, bootID: hex.EncodeToString(b[:]), closing: make(chan struct{}), routes: map[string]Routes{}}
+	s := &Server{opts: opts, log: opts.Logger, bootID: hex.EncodeToString(b[:]), closing: make(chan struct{}), routes: map[string]Routes{}, modelRoutes: map[*model.Model]ModelRoutes{}}
 	s.Rebuild()
 	return s
 }
@@ -82,6 +83,19 @@ func (s *Server) Mount(key string, routes Routes) {
 	s.routes[key] = routes
 	s.mu.Unlock()
 	s.Rebuild()
+}
+
+// UseRoutes makes f mount m's CRUD routes instead of DefaultRoutes (the
+// generated route functions do), from the next Rebuild on; nil restores
+// the default.
+func (s *Server) UseRoutes(m *model.Model, f ModelRoutes) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f == nil {
+		delete(s.modelRoutes, m)
+		return
+	}
+	s.modelRoutes[m] = f
 }
 
 // Unmount removes the route set named key and rebuilds.
@@ -120,7 +134,12 @@ func (s *Server) Rebuild() {
 		e.GET("/swagger-ui/*asset", gin.WrapH(s.opts.SwaggerUI))
 	}
 	for _, m := range s.opts.Registry.Models() {
-		(&modelAPI{s: s, m: m}).register(e)
+		h := (&modelAPI{s: s, m: m}).handlers()
+		if f, ok := s.modelRoutes[m]; ok {
+			f(e, h)
+		} else {
+			DefaultRoutes(BasePath(m))(e, h)
+		}
 	}
 	keys := make([]string, 0, len(s.routes))
 	for k := range s.routes {
