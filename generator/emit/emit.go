@@ -153,7 +153,7 @@ func emitModel(f *jen.File, m Model) error {
 	f.Commentf("%sModel returns a new description of the %s model to register with the", k, k)
 	f.Comment("store and the API server. The store knows a model by this pointer, so")
 	f.Comment("register one and hand the same one to clients.")
-	f.Func().Id(k + "Model").Params().Op("*").Qual(pkgModel, "Model").Block(
+	f.Func().Id(k+"Model").Params().Op("*").Qual(pkgModel, "Model").Block(
 		jen.Return(jen.Op("&").Qual(pkgModel, "Model").Values(modelDict)),
 	)
 
@@ -177,7 +177,7 @@ func emitModel(f *jen.File, m Model) error {
 	f.Line()
 	f.Commentf("New%sClient returns the typed client of the %s model m registered in st", k, k)
 	f.Commentf("(m as returned by %sModel).", k)
-	f.Func().Id("New"+k+"Client").Params(jen.Id("st").Op("*").Qual(pkgStore, "Store"), jen.Id("m").Op("*").Qual(pkgModel, "Model")).Op("*").Id(k+"Client").Block(
+	f.Func().Id("New"+k+"Client").Params(jen.Id("st").Op("*").Qual(pkgStore, "Store"), jen.Id("m").Op("*").Qual(pkgModel, "Model")).Op("*").Id(k + "Client").Block(
 		jen.Return(jen.Qual(pkgClient, "New").Types(jen.Op("*").Id(k)).Call(jen.Id("st"), jen.Id("m"))),
 	)
 
