@@ -29,6 +29,9 @@ type Config struct {
 	// Models are registered at start; their indexes are built while the
 	// server already answers (/readyz says 503 until they are ready).
 	Models []*model.Model
+	// Routes mount a model's CRUD API in place of the default routes;
+	// generated packages provide them (Register<Kind>Routes).
+	Routes map[*model.Model]api.ModelRoutes
 }
 
 // Flags are the command-line settings (CONTRACT §8).
@@ -149,6 +152,9 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 			st.Close()
 			return nil, err
 		}
+	}
+	for m, f := range cfg.Routes {
+		a.UseRoutes(m, f)
 	}
 	a.Rebuild()
 	go func() { s.done <- s.HTTP.Serve(ln) }()

@@ -1,0 +1,274 @@
+// Package generator turns a plugin's OpenAPI document and role templates
+// into a Go package: typed models (generator/gotypes), compiled validators
+// (generator/validators), registration, index functions, typed clients and
+// routes (generator/emit), the plugin's OpenAPI document and an access
+// matrix of its role templates (generator/roles). cmd/svcgen is its CLI,
+// meant for //go:generate lines.
+package generator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/svcrun/svc/generator/emit"
+	"github.com/svcrun/svc/generator/gotypes"
+	"github.com/svcrun/svc/generator/roles"
+	"github.com/svcrun/svc/generator/spec"
+	"github.com/svcrun/svc/generator/validators"
+	"github.com/svcrun/svc/runtime/api/openapi"
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/schemas"
+)
+
+// Config is one generation run.
+type Config struct {
+	// Schema is the plugin's OpenAPI 3.0 document (YAML or JSON).
+	Schema string
+	// Extensions is the folder of the plugin's extension files, whose Role
+	// documents are its role templates; empty when it has none.
+	Extensions string
+	// Out is the folder the generated files go to.
+	Out string
+	// Package is the Go package name; default the base name of Out.
+	Package string
+	// Plugin is the plugin's name, which its role templates and
+	// ui-permissions must carry; default Package.
+	Plugin string
+	// Brand is the brand domain (default svc.run).
+	Brand string
+	// Core generates the service's own models, which live in reserved
+	// groups.
+	Core bool
+	// KnownRoles are roles outside the plugin its templates may depend on;
+	// default the built-in roles.
+	KnownRoles []string
+}
+
+// Output file names, relative to Config.Out.
+const (
+	FileTypes    = "zz_generated.types.go"
+	FileValidate = "zz_generated.validate.go"
+	FileModel    = "zz_generated.model.go"
+	FileOpenAPI  = "openapi.json"
+	FileAccess   = "ACCESS.md"
+)
+
+// BuiltinRoles are the roles the service defines (CONTRACT §6).
+var BuiltinRoles = []string{"super-role", "anonymous", "authenticated", "guest", "post-contributor", "post-author", "post-editor"}
+
+// Generate returns the generated files of cfg, by name, without writing.
+func Generate(cfg Config) (map[string][]byte, error) {
+	if cfg.Out == "" {
+		return nil, errors.New("generator: no output folder")
+	}
+	if cfg.Package == "" {
+		abs, err := filepath.Abs(cfg.Out)
+		if err != nil {
+			return nil, fmt.Errorf("generator: %w", err)
+		}
+		cfg.Package = strings.NewReplacer("-", "", ".", "").Replace(filepath.Base(abs))
+	}
+	if cfg.Plugin == "" {
+		cfg.Plugin = cfg.Package
+	}
+	if cfg.Brand == "" {
+		cfg.Brand = spec.DefaultBrand
+	}
+	if cfg.KnownRoles == nil {
+		cfg.KnownRoles = BuiltinRoles
+	}
+	doc, err := spec.Load(cfg.Schema, spec.Options{Brand: cfg.Brand, Core: cfg.Core})
+	if err != nil {
+		return nil, err
+	}
+	base, err := openapi3.NewLoader().LoadFromData(schemas.Base)
+	if err != nil {
+		return nil, fmt.Errorf("generator: load base schemas: %w", err)
+	}
+	var ds spec.Diagnostics
+	for _, is := range validators.Check(doc.Doc) {
+		ds = append(ds, spec.Diagnostic{File: doc.File, Line: doc.Line(is.Pointer), Pointer: is.Pointer, Message: is.Message})
+	}
+	if err := ds.Err(); err != nil {
+		return nil, err
+	}
+
+	out := map[string][]byte{}
+	names := make([]string, len(doc.Models))
+	for i, m := range doc.Models {
+		names[i] = m.Schema
+	}
+	if out[FileTypes], err = gotypes.Generate(doc.Doc, gotypes.Options{Package: cfg.Package, Models: names}); err != nil {
+		return nil, fmt.Errorf("generator: types: %w", err)
+	}
+	if out[FileValidate], err = validators.Generate(doc.Doc, base, validators.Options{Package: cfg.Package, Models: names}); err != nil {
+		return nil, fmt.Errorf("generator: validators: %w", err)
+	}
+
+	models := make([]emit.Model, len(doc.Models))
+	runtimeModels := make([]*model.Model, len(doc.Models))
+	for i, m := range doc.Models {
+		full, err := validators.FullSchema(doc.Doc, base, m.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("generator: schema of %s: %w", m.Kind, err)
+		}
+		js, err := json.Marshal(full)
+		if err != nil {
+			return nil, fmt.Errorf("generator: schema of %s: %w", m.Kind, err)
+		}
+		models[i] = emit.Model{Model: m, Schema: js}
+		runtimeModels[i] = runtimeModel(m, js)
+	}
+	if out[FileModel], err = emit.Generate(models, emit.Options{Package: cfg.Package, Document: FileOpenAPI}); err != nil {
+		return nil, fmt.Errorf("generator: %w", err)
+	}
+
+	pluginDoc, err := document(doc, runtimeModels, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if out[FileOpenAPI], err = openapi.JSON(pluginDoc); err != nil {
+		return nil, fmt.Errorf("generator: %w", err)
+	}
+
+	if cfg.Extensions != "" {
+		matrix, err := templates(doc, pluginDoc, cfg)
+		if err != nil {
+			return nil, err
+		}
+		out[FileAccess] = matrix
+	}
+	return out, nil
+}
+
+// runtimeModel is the model as the runtime sees it, for the document
+// builder: identity, index names and types, schema.
+func runtimeModel(m *spec.Model, schema []byte) *model.Model {
+	rm := &model.Model{Group: m.Group, Version: m.Version, Kind: m.Kind, Plural: m.Plural, Singular: m.Singular, Schema: schema}
+	for _, ix := range m.Indexes {
+		rm.Indexes = append(rm.Indexes, model.Index{Name: ix.Name, Type: ix.Type, Multi: ix.Multi, Unique: ix.Unique, Order: ix.Order})
+	}
+	return rm
+}
+
+// document is the plugin's OpenAPI document: the generated CRUD API of
+// its models plus the custom paths its schema declares, with the
+// components those refer to.
+func document(doc *spec.Document, models []*model.Model, cfg Config) (*openapi3.T, error) {
+	extra := &openapi3.T{OpenAPI: doc.Doc.OpenAPI, Info: doc.Doc.Info, Paths: doc.Doc.Paths, Components: &openapi3.Components{Schemas: openapi3.Schemas{}}}
+	if doc.Doc.Components != nil {
+		isModel := map[string]bool{}
+		for _, m := range doc.Models {
+			isModel[m.Schema] = true
+		}
+		for name, s := range doc.Doc.Components.Schemas {
+			if !isModel[name] {
+				extra.Components.Schemas[name] = s
+			}
+		}
+		extra.Components.Parameters = doc.Doc.Components.Parameters
+		extra.Components.Responses = doc.Doc.Components.Responses
+		extra.Components.RequestBodies = doc.Doc.Components.RequestBodies
+	}
+	title, version := cfg.Plugin, openapi.DefaultVersion
+	if doc.Doc.Info != nil {
+		title, version = doc.Doc.Info.Title, doc.Doc.Info.Version
+	}
+	out, err := openapi.Build(models, openapi.Options{Title: title, Version: version, Extra: []*openapi3.T{extra}})
+	if err != nil {
+		return nil, fmt.Errorf("generator: OpenAPI document: %w", err)
+	}
+	return out, nil
+}
+
+// templates checks the plugin's role templates against what it serves and
+// returns the access matrix of every operation of its document.
+func templates(doc *spec.Document, pluginDoc *openapi3.T, cfg Config) ([]byte, error) {
+	ts, err := roles.Load(cfg.Extensions)
+	if err != nil {
+		return nil, err
+	}
+	var served []roles.Served
+	for _, m := range doc.Models {
+		served = append(served, roles.Served{Group: m.Group, Resource: m.Plural}, roles.Served{Group: m.Group, Resource: m.Plural + "/status"})
+	}
+	for _, op := range doc.Operations {
+		served = append(served, roles.Served{Group: op.Group, Resource: op.Resource})
+		if r, _, ok := strings.Cut(op.Resource, "/"); ok {
+			served = append(served, roles.Served{Group: op.Group, Resource: r})
+		}
+	}
+	issues := roles.Check(ts, roles.Options{Plugin: cfg.Plugin, Brand: cfg.Brand, Served: served, KnownRoles: cfg.KnownRoles})
+	if len(issues) > 0 {
+		ds := make(spec.Diagnostics, len(issues))
+		for i, is := range issues {
+			ds[i] = spec.Diagnostic{File: is.File, Line: is.Line, Message: is.Message}
+		}
+		return nil, ds
+	}
+	var ops []roles.Operation
+	for _, path := range pluginDoc.Paths.InMatchingOrder() {
+		item := pluginDoc.Paths.Value(path)
+		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			if op := item.GetOperation(method); op != nil {
+				ops = append(ops, roles.Operation{ID: op.OperationID, Method: method, Path: path})
+			}
+		}
+	}
+	slices.SortFunc(ops, func(a, b roles.Operation) int { return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method) })
+	return []byte(roles.AccessMatrix(ts, ops)), nil
+}
+
+// Write generates cfg and writes the files into cfg.Out.
+func Write(cfg Config) error {
+	files, err := Generate(cfg)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return fmt.Errorf("generator: %w", err)
+	}
+	for _, name := range slices.Sorted(mapKeys(files)) {
+		if err := os.WriteFile(filepath.Join(cfg.Out, name), files[name], 0o644); err != nil {
+			return fmt.Errorf("generator: %w", err)
+		}
+	}
+	return nil
+}
+
+// Check generates cfg and reports every file in cfg.Out that differs from
+// what would be generated.
+func Check(cfg Config) error {
+	files, err := Generate(cfg)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, name := range slices.Sorted(mapKeys(files)) {
+		have, err := os.ReadFile(filepath.Join(cfg.Out, name))
+		if err != nil || !bytes.Equal(have, files[name]) {
+			stale = append(stale, filepath.Join(cfg.Out, name))
+		}
+	}
+	if len(stale) > 0 {
+		return fmt.Errorf("generated files are out of date (run make generate): %s", strings.Join(stale, ", "))
+	}
+	return nil
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
