@@ -197,3 +197,45 @@ func main() {
 		t.Fatalf("program printed %q", out)
 	}
 }
+
+// TestRefusesUnsupportedAndBadTemplates checks that schema constructs the
+// validators cannot compile and template mistakes fail the run, located.
+func TestRefusesUnsupportedAndBadTemplates(t *testing.T) {
+	root := repoRoot(t)
+	schema, err := os.ReadFile(filepath.Join(root, "example-plugin/api/openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bad := strings.Replace(string(schema), "maxLength: 100", "maxLength: 100\n          multipleOf: 2", 1)
+	if err := os.WriteFile(filepath.Join(dir, "openapi.yaml"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = generator.Generate(generator.Config{Schema: filepath.Join(dir, "openapi.yaml"), Out: dir, Package: "p"})
+	if err == nil || !strings.Contains(err.Error(), "openapi.yaml:") || !strings.Contains(err.Error(), "/components/schemas/PersonSpec/properties/name: multipleOf is not supported") {
+		t.Fatalf("err = %v", err)
+	}
+
+	ext := filepath.Join(dir, "extensions")
+	if err := os.MkdirAll(ext, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := `apiVersion: v1alpha1
+kind: Role
+metadata:
+  name: example-role-bad
+  labels:
+    svc.run/role-template: "true"
+rules:
+  - apiGroups: [people.example.com]
+    resources: [people]
+    verbs: [get]
+`
+	if err := os.WriteFile(filepath.Join(ext, "roles.yaml"), []byte(tmpl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = generator.Generate(generator.Config{Schema: filepath.Join(root, "example-plugin/api/openapi.yaml"), Extensions: ext, Out: dir, Package: "p", Plugin: "example"})
+	if err == nil || !strings.Contains(err.Error(), "roles.yaml:") || !strings.Contains(err.Error(), "people") {
+		t.Fatalf("err = %v", err)
+	}
+}
