@@ -98,6 +98,31 @@ func (e RoleBindingSubjectsItemKind) Valid() bool {
 	}
 }
 
+// PersonalAccessToken A bearer token a user created for themself. Only the SHA-256 of the token is stored; the token is shown once, at creation.
+type PersonalAccessToken struct {
+	object.Envelope
+	Spec   PersonalAccessTokenSpec    `json:"spec"`
+	Status *PersonalAccessTokenStatus `json:"status,omitempty"`
+}
+
+// PersonalAccessTokenSpec defines model for PersonalAccessTokenSpec.
+type PersonalAccessTokenSpec struct {
+	Description *string    `json:"description,omitempty"`
+	DisplayName *string    `json:"displayName,omitempty"`
+	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
+	Revoked     *bool      `json:"revoked,omitempty"`
+
+	// Roles Roles the token carries; at most the creator's. Empty means all of the creator's roles.
+	Roles     []string `json:"roles,omitempty"`
+	TokenHash string   `json:"tokenHash"`
+	Username  string   `json:"username"`
+}
+
+// PersonalAccessTokenStatus defines model for PersonalAccessTokenStatus.
+type PersonalAccessTokenStatus struct {
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+}
+
 // Plugin A plugin compiled into the server; spec.enabled starts and stops it at run time.
 type Plugin struct {
 	object.Envelope
@@ -198,6 +223,7 @@ type UserStatus struct {
 
 // Every model is an object.Object.
 var (
+	_ object.Object = (*PersonalAccessToken)(nil)
 	_ object.Object = (*Plugin)(nil)
 	_ object.Object = (*Role)(nil)
 	_ object.Object = (*RoleBinding)(nil)

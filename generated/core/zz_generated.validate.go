@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -13,6 +14,18 @@ import (
 
 	"github.com/svcrun/svc/runtime/object"
 )
+
+// Patterns, compiled once.
+var (
+	rePersonalAccessTokenSpecTokenHash = regexp.MustCompile("^[0-9a-f]{64}$")
+)
+
+// Validate appends to errs every way o breaks the PersonalAccessToken schema. It checks the
+// model's own fields; metadata is object.ValidateMetadata's job. A value
+// decoded from a document that passes ValidatePersonalAccessTokenJSON has no violations.
+func (o *PersonalAccessToken) Validate(errs *object.FieldErrors) {
+	o.validate(nil, errs)
+}
 
 // Validate appends to errs every way o breaks the Plugin schema. It checks the
 // model's own fields; metadata is object.ValidateMetadata's job. A value
@@ -40,6 +53,55 @@ func (o *RoleBinding) Validate(errs *object.FieldErrors) {
 // decoded from a document that passes ValidateUserJSON has no violations.
 func (o *User) Validate(errs *object.FieldErrors) {
 	o.validate(nil, errs)
+}
+
+// validate appends to errs every way o breaks the PersonalAccessToken schema, naming
+// fields below p.
+func (o *PersonalAccessToken) validate(p *fieldPath, errs *object.FieldErrors) {
+	p1 := fieldPath{parent: p, name: "spec"}
+	o.Spec.validate(&p1, errs)
+	if o.Status != nil {
+		p2 := fieldPath{parent: p, name: "status"}
+		o.Status.validate(&p2, errs)
+	}
+}
+
+// validate appends to errs every way o breaks the PersonalAccessTokenSpec schema, naming
+// fields below p.
+func (o *PersonalAccessTokenSpec) validate(p *fieldPath, errs *object.FieldErrors) {
+	if o.Description != nil {
+		if utf8.RuneCountInString(*o.Description) > 1000 {
+			errs.Add(p.field("description"), "must be at most 1000 characters")
+		}
+	}
+	if o.DisplayName != nil {
+		if utf8.RuneCountInString(*o.DisplayName) > 100 {
+			errs.Add(p.field("displayName"), "must be at most 100 characters")
+		}
+	}
+	if o.ExpiresAt != nil {
+		if !isJSONTime(*o.ExpiresAt) {
+			errs.Add(p.field("expiresAt"), "must be an RFC 3339 date-time")
+		}
+	}
+	if !rePersonalAccessTokenSpecTokenHash.MatchString(o.TokenHash) {
+		errs.Add(p.field("tokenHash"), "must match the pattern ^[0-9a-f]{64}$")
+	}
+	if n3 := utf8.RuneCountInString(o.Username); n3 < 1 {
+		errs.Add(p.field("username"), "must not be empty")
+	} else if n3 > 253 {
+		errs.Add(p.field("username"), "must be at most 253 characters")
+	}
+}
+
+// validate appends to errs every way o breaks the PersonalAccessTokenStatus schema, naming
+// fields below p.
+func (o *PersonalAccessTokenStatus) validate(p *fieldPath, errs *object.FieldErrors) {
+	if o.LastUsedAt != nil {
+		if !isJSONTime(*o.LastUsedAt) {
+			errs.Add(p.field("lastUsedAt"), "must be an RFC 3339 date-time")
+		}
+	}
 }
 
 // validate appends to errs every way o breaks the Plugin schema, naming
@@ -221,6 +283,15 @@ func (o *UserStatus) validate(p *fieldPath, errs *object.FieldErrors) {
 	}
 }
 
+// ValidatePersonalAccessTokenJSON appends to errs every way doc, a decoded JSON document (as
+// encoding/json decodes into an any, with float64 or json.Number numbers),
+// breaks the whole PersonalAccessToken schema: envelope, metadata and the model's fields,
+// with types, required fields, null and unknown fields. It accepts exactly
+// what kin-openapi accepts with the model's FullSchema and KinOptions.
+func ValidatePersonalAccessTokenJSON(doc any, errs *object.FieldErrors) {
+	validatePersonalAccessTokenJSON(doc, nil, errs)
+}
+
 // ValidatePluginJSON appends to errs every way doc, a decoded JSON document (as
 // encoding/json decodes into an any, with float64 or json.Number numbers),
 // breaks the whole Plugin schema: envelope, metadata and the model's fields,
@@ -255,6 +326,61 @@ func ValidateRoleBindingJSON(doc any, errs *object.FieldErrors) {
 // what kin-openapi accepts with the model's FullSchema and KinOptions.
 func ValidateUserJSON(doc any, errs *object.FieldErrors) {
 	validateUserJSON(doc, nil, errs)
+}
+
+// validatePersonalAccessTokenJSON appends to errs every way v, a decoded JSON value, breaks
+// its object schema, naming fields below p.
+func validatePersonalAccessTokenJSON(v any, p *fieldPath, errs *object.FieldErrors) {
+	m, ok := jsonObject(v)
+	if !ok {
+		badType(errs, p.String(), v, "an object")
+		return
+	}
+	known := 0
+	if x1, ok := m["apiVersion"]; ok {
+		known++
+		if _, ok := x1.(string); !ok {
+			badType(errs, p.field("apiVersion"), x1, "a string")
+		}
+	} else {
+		errs.Add(p.field("apiVersion"), "is required")
+	}
+	if x3, ok := m["kind"]; ok {
+		known++
+		if _, ok := x3.(string); !ok {
+			badType(errs, p.field("kind"), x3, "a string")
+		}
+	} else {
+		errs.Add(p.field("kind"), "is required")
+	}
+	if x5, ok := m["metadata"]; ok {
+		known++
+		p6 := fieldPath{parent: p, name: "metadata"}
+		validateBaseObjectMetaJSON(x5, &p6, errs)
+	} else {
+		errs.Add(p.field("metadata"), "is required")
+	}
+	if x7, ok := m["spec"]; ok {
+		known++
+		p8 := fieldPath{parent: p, name: "spec"}
+		validatePersonalAccessTokenSpecJSON(x7, &p8, errs)
+	} else {
+		errs.Add(p.field("spec"), "is required")
+	}
+	if x9, ok := m["status"]; ok {
+		known++
+		p10 := fieldPath{parent: p, name: "status"}
+		validatePersonalAccessTokenStatusJSON(x9, &p10, errs)
+	}
+	if known != len(m) {
+		for _, k11 := range slices.Sorted(maps.Keys(m)) {
+			switch k11 {
+			case "apiVersion", "kind", "metadata", "spec", "status":
+			default:
+				errs.Add(p.field(k11), "unknown field")
+			}
+		}
+	}
 }
 
 // validatePluginJSON appends to errs every way v, a decoded JSON value, breaks
@@ -592,6 +718,131 @@ func validateBaseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			case "annotations", "creationTimestamp", "deletionTimestamp", "finalizers", "generateName", "labels", "name", "version":
 			default:
 				errs.Add(p.field(k29), "unknown field")
+			}
+		}
+	}
+}
+
+// validatePersonalAccessTokenSpecJSON appends to errs every way v, a decoded JSON value, breaks
+// its object schema, naming fields below p.
+func validatePersonalAccessTokenSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
+	m, ok := jsonObject(v)
+	if !ok {
+		badType(errs, p.String(), v, "an object")
+		return
+	}
+	known := 0
+	if x1, ok := m["description"]; ok {
+		known++
+		if s2, ok := x1.(string); !ok {
+			badType(errs, p.field("description"), x1, "a string")
+		} else {
+			if utf8.RuneCountInString(s2) > 1000 {
+				errs.Add(p.field("description"), "must be at most 1000 characters")
+			}
+		}
+	}
+	if x3, ok := m["displayName"]; ok {
+		known++
+		if s4, ok := x3.(string); !ok {
+			badType(errs, p.field("displayName"), x3, "a string")
+		} else {
+			if utf8.RuneCountInString(s4) > 100 {
+				errs.Add(p.field("displayName"), "must be at most 100 characters")
+			}
+		}
+	}
+	if x5, ok := m["expiresAt"]; ok {
+		known++
+		if s6, ok := x5.(string); !ok {
+			badType(errs, p.field("expiresAt"), x5, "a string")
+		} else {
+			if !isDateTime(s6) {
+				errs.Add(p.field("expiresAt"), "must be an RFC 3339 date-time")
+			}
+		}
+	}
+	if x7, ok := m["revoked"]; ok {
+		known++
+		if _, ok := x7.(bool); !ok {
+			badType(errs, p.field("revoked"), x7, "a boolean")
+		}
+	}
+	if x8, ok := m["roles"]; ok {
+		known++
+		if a9, ok := x8.([]any); !ok {
+			badType(errs, p.field("roles"), x8, "an array")
+		} else {
+			p10 := fieldPath{parent: p, name: "roles"}
+			for i11, y12 := range a9 {
+				if _, ok := y12.(string); !ok {
+					badType(errs, p10.item(i11), y12, "a string")
+				}
+			}
+		}
+	}
+	if x14, ok := m["tokenHash"]; ok {
+		known++
+		if s15, ok := x14.(string); !ok {
+			badType(errs, p.field("tokenHash"), x14, "a string")
+		} else {
+			if !rePersonalAccessTokenSpecTokenHash.MatchString(s15) {
+				errs.Add(p.field("tokenHash"), "must match the pattern ^[0-9a-f]{64}$")
+			}
+		}
+	} else {
+		errs.Add(p.field("tokenHash"), "is required")
+	}
+	if x16, ok := m["username"]; ok {
+		known++
+		if s17, ok := x16.(string); !ok {
+			badType(errs, p.field("username"), x16, "a string")
+		} else {
+			if n18 := utf8.RuneCountInString(s17); n18 < 1 {
+				errs.Add(p.field("username"), "must not be empty")
+			} else if n18 > 253 {
+				errs.Add(p.field("username"), "must be at most 253 characters")
+			}
+		}
+	} else {
+		errs.Add(p.field("username"), "is required")
+	}
+	if known != len(m) {
+		for _, k19 := range slices.Sorted(maps.Keys(m)) {
+			switch k19 {
+			case "description", "displayName", "expiresAt", "revoked", "roles", "tokenHash", "username":
+			default:
+				errs.Add(p.field(k19), "unknown field")
+			}
+		}
+	}
+}
+
+// validatePersonalAccessTokenStatusJSON appends to errs every way v, a decoded JSON value, breaks
+// its object schema, naming fields below p.
+func validatePersonalAccessTokenStatusJSON(v any, p *fieldPath, errs *object.FieldErrors) {
+	m, ok := jsonObject(v)
+	if !ok {
+		badType(errs, p.String(), v, "an object")
+		return
+	}
+	known := 0
+	if x1, ok := m["lastUsedAt"]; ok {
+		known++
+		if s2, ok := x1.(string); !ok {
+			badType(errs, p.field("lastUsedAt"), x1, "a string")
+		} else {
+			if !isDateTime(s2) {
+				errs.Add(p.field("lastUsedAt"), "must be an RFC 3339 date-time")
+			}
+		}
+	}
+	if known != len(m) {
+		for _, k3 := range slices.Sorted(maps.Keys(m)) {
+			switch k3 {
+			case "lastUsedAt":
+			default:
+				errs.Add(p.field(k3), "unknown field")
 			}
 		}
 	}
