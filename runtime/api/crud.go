@@ -77,7 +77,7 @@ func (a *modelAPI) list(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	writeList(c, http.StatusOK, res)
+	writeList(c, http.StatusOK, res, a.m.Present)
 	return nil
 }
 
@@ -89,7 +89,7 @@ func (a *modelAPI) get(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Data(http.StatusOK, "application/json", rec.Data)
+	c.Data(http.StatusOK, "application/json", a.out(rec))
 	return nil
 }
 
@@ -98,12 +98,15 @@ func (a *modelAPI) create(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := a.admit(c, "", obj); err != nil {
+		return err
+	}
 	rec, err := a.st().Create(c, a.m, obj)
 	if err != nil {
 		return err
 	}
 	c.Header("Location", BasePath(a.m)+"/"+rec.Name)
-	c.Data(http.StatusCreated, "application/json", rec.Data)
+	c.Data(http.StatusCreated, "application/json", a.out(rec))
 	return nil
 }
 
@@ -115,12 +118,42 @@ func (a *modelAPI) update(c *gin.Context) error {
 	if err := samePath(obj, c.Param("name")); err != nil {
 		return err
 	}
+	if err := a.admit(c, c.Param("name"), obj); err != nil {
+		return err
+	}
 	rec, err := a.st().Update(c, a.m, obj)
 	if err != nil {
 		return err
 	}
-	c.Data(http.StatusOK, "application/json", rec.Data)
+	c.Data(http.StatusOK, "application/json", a.out(rec))
 	return nil
+}
+
+// out is a stored object as the API returns it.
+func (a *modelAPI) out(rec *store.Record) []byte {
+	if a.m.Present != nil {
+		return a.m.Present(rec.Data)
+	}
+	return rec.Data
+}
+
+// admit runs the model's admission hook against the stored object named
+// name ("" on create).
+func (a *modelAPI) admit(c *gin.Context, name string, obj object.Object) error {
+	if a.m.Admit == nil {
+		return nil
+	}
+	var old object.Object
+	if name != "" {
+		rec, err := a.st().Get(c, a.m, name)
+		if err != nil {
+			return err
+		}
+		if old, err = store.Decode(a.m, rec); err != nil {
+			return err
+		}
+	}
+	return a.m.Admit(old, obj)
 }
 
 func samePath(obj object.Object, name string) error {
@@ -171,11 +204,14 @@ func (a *modelAPI) updateStatus(c *gin.Context) error {
 		// The body's version is the precondition; the store checks it.
 		updated.GetEnvelope().Metadata.SetVersion(*v)
 	}
+	if err := a.admit(c, name, updated); err != nil {
+		return err
+	}
 	rec, err := a.st().Update(c, a.m, updated)
 	if err != nil {
 		return err
 	}
-	c.Data(http.StatusOK, "application/json", rec.Data)
+	c.Data(http.StatusOK, "application/json", a.out(rec))
 	return nil
 }
 
@@ -184,7 +220,7 @@ func (a *modelAPI) delete(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Data(http.StatusOK, "application/json", rec.Data)
+	c.Data(http.StatusOK, "application/json", a.out(rec))
 	return nil
 }
 
@@ -197,13 +233,13 @@ func (a *modelAPI) deleteCollection(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	writeList(c, http.StatusOK, query.NewListResult(1, 0, int64(len(recs)), recs))
+	writeList(c, http.StatusOK, query.NewListResult(1, 0, int64(len(recs)), recs), a.m.Present)
 	return nil
 }
 
 // writeList writes a ListResult whose items are the stored JSON, without
 // decoding or re-encoding them.
-func writeList(c *gin.Context, status int, res query.ListResult[*store.Record]) {
+func writeList(c *gin.Context, status int, res query.ListResult[*store.Record], present func([]byte) []byte) {
 	var b bytes.Buffer
 	n := 160
 	for _, r := range res.Items {
@@ -221,7 +257,11 @@ func writeList(c *gin.Context, status int, res query.ListResult[*store.Record]) 
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(r.Data)
+		if present != nil {
+			b.Write(present(r.Data))
+		} else {
+			b.Write(r.Data)
+		}
 	}
 	b.WriteString(`],"first":`)
 	b.WriteString(strconv.FormatBool(res.First))

@@ -46,6 +46,9 @@ func (a *modelAPI) patch(c *gin.Context) error {
 		if err := samePath(obj, name); err != nil {
 			return err
 		}
+		if err := a.admit(c, name, obj); err != nil {
+			return err
+		}
 		pinned := obj.GetEnvelope().Metadata.GetVersion() != cur.Version
 		rec, err := a.st().Update(c, a.m, obj)
 		if errors.Is(err, store.ErrConflict) && !pinned && attempt < 3 {
@@ -54,7 +57,7 @@ func (a *modelAPI) patch(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		c.Data(http.StatusOK, "application/json", rec.Data)
+		c.Data(http.StatusOK, "application/json", a.out(rec))
 		return nil
 	}
 }

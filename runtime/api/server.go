@@ -33,6 +33,10 @@ type Options struct {
 	OpenAPI func() ([]byte, error)
 	// SwaggerUI serves /swagger-ui/; nil serves 404.
 	SwaggerUI http.Handler
+	// Guard admits or refuses every request before routing (access
+	// control); an error is written as the problem response. Nil admits
+	// everything.
+	Guard func(c *gin.Context) error
 }
 
 // Routes adds a set of routes (a plugin's custom API, the console API) to
@@ -223,6 +227,12 @@ func (s *Server) middleware(c *gin.Context) {
 			"status", c.Writer.Status(), "bytes", max(c.Writer.Size(), 0),
 			"durationMs", float64(time.Since(start).Microseconds())/1000, "requestId", id)
 	}()
+	if s.opts.Guard != nil {
+		if err := s.opts.Guard(c); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
 	c.Next()
 }
 

@@ -60,7 +60,7 @@ func (a *modelAPI) watch(c *gin.Context, name string) error {
 				conn.Close(status, reason)
 				return nil
 			}
-			if err := write(ctx, conn, ev); err != nil {
+			if err := write(ctx, conn, ev, a.m.Present); err != nil {
 				return nil
 			}
 		case <-ping.C:
@@ -79,13 +79,17 @@ func (a *modelAPI) watch(c *gin.Context, name string) error {
 	}
 }
 
-func write(ctx context.Context, conn *websocket.Conn, ev store.Event) error {
+func write(ctx context.Context, conn *websocket.Conn, ev store.Event, present func([]byte) []byte) error {
+	data := ev.Object.Data
+	if present != nil {
+		data = present(data)
+	}
 	var b bytes.Buffer
-	b.Grow(len(ev.Object.Data) + 32)
+	b.Grow(len(data) + 32)
 	b.WriteString(`{"type":"`)
 	b.WriteString(string(ev.Type))
 	b.WriteString(`","object":`)
-	b.Write(ev.Object.Data)
+	b.Write(data)
 	b.WriteByte('}')
 	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()

@@ -105,6 +105,16 @@ type Model struct {
 	// free-form spec and status.
 	Schema []byte
 
+	// Admit adjusts or refuses an object the HTTP API is about to write
+	// (old is nil on create), before validation; the core User model uses
+	// it to keep password hashes out of generic writes. Nil admits as is.
+	Admit func(old, obj object.Object) error
+
+	// Present rewrites a stored object's JSON before the HTTP API returns
+	// it (responses, lists, watch events); the core User model drops the
+	// password hash. Nil returns the stored bytes.
+	Present func(data []byte) []byte
+
 	// IndexVersion names what the index key functions compute. The store
 	// persists each object's keys with a fingerprint of it, and at start-up
 	// reuses keys whose fingerprint matches instead of decoding the
