@@ -1,0 +1,331 @@
+// Package authn establishes who sent a request (CONTRACT §6,
+// "Authentication"): HTTP Basic against the User objects' bcrypt password
+// hashes, and Bearer personal access tokens looked up by their SHA-256.
+// Authorization is the rbac package's job; authn only says who it is and,
+// for a token, which roles the token is limited to.
+//
+// Verifying a bcrypt hash takes tens of milliseconds by design, far too
+// long to pay on every request of an API client using Basic. The
+// Authenticator therefore remembers credentials it has verified, keyed by
+// an HMAC of the credential, and pays bcrypt once per credential and stored
+// password hash rather than once per request.
+package authn
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/svcrun/svc/generated/core"
+	"github.com/svcrun/svc/runtime/client"
+	"github.com/svcrun/svc/runtime/store"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// ErrUnauthorized is every credential failure: a malformed header, an
+// unknown scheme, user or token, a wrong password, a disabled or deleted
+// user, a revoked or expired token. Which one is deliberately not said.
+var ErrUnauthorized = errors.New("authn: invalid credentials")
+
+// DefaultCacheSize is the number of verified Basic credentials remembered
+// when Options.CacheSize is 0.
+const DefaultCacheSize = 10_000
+
+// Limits on credential lengths, far above any valid credential (a user name
+// is at most 253 bytes, a password 72, a token 51), so that junk is refused
+// before it is decoded or hashed.
+const (
+	maxBasicLen  = 1024
+	maxBearerLen = 256
+)
+
+// Identity is who a request comes from.
+type Identity struct {
+	// User is the user's name; empty for an anonymous request.
+	User string
+	// Authenticated is true when the request carried valid credentials.
+	Authenticated bool
+	// TokenName is the PersonalAccessToken's name when a token was used.
+	TokenName string
+	// Roles limits a token to these roles; nil means all of the user's.
+	Roles []string
+}
+
+// Options tune an Authenticator. The zero value is usable.
+type Options struct {
+	// CacheSize bounds the verified-credential cache: 0 means
+	// DefaultCacheSize, a negative size turns the cache off.
+	CacheSize int
+	// Now is the clock token expiry is checked against; nil is time.Now.
+	Now func() time.Time
+	// Logger receives debug records of failed sign-ins (never a secret);
+	// nil is slog.Default().
+	Logger *slog.Logger
+	// PasswordCost is the bcrypt cost passwords are stored with; 0 means
+	// bcrypt.DefaultCost. A sign-in as an unknown user, or one without a
+	// password, is checked against a decoy hash of this cost, so that it
+	// takes as long as a wrong password and does not reveal which users
+	// exist.
+	PasswordCost int
+}
+
+// Authenticator checks request credentials against the store. It is safe
+// for concurrent use.
+type Authenticator struct {
+	users  *core.UserClient
+	tokens *core.PersonalAccessTokenClient
+	now    func() time.Time
+	log    *slog.Logger
+	cost   int
+	cache  *credCache // nil when turned off
+	macs   sync.Pool  // of *scratch, each with an HMAC under this Authenticator's key
+
+	// check verifies a password against a stored hash; a field so that
+	// tests can count how often bcrypt runs.
+	check func(hash, pw string) bool
+
+	decoyOnce sync.Once
+	decoy     string
+}
+
+// scratch is per-goroutine working memory for the cache key, pooled so that
+// a cached sign-in allocates nothing for it.
+type scratch struct {
+	mac hash.Hash
+	buf []byte
+	sum [sha256.Size]byte
+}
+
+// New returns an Authenticator reading users and tokens through the given
+// clients.
+func New(users *core.UserClient, tokens *core.PersonalAccessTokenClient, opts Options) *Authenticator {
+	a := &Authenticator{
+		users:  users,
+		tokens: tokens,
+		now:    opts.Now,
+		log:    opts.Logger,
+		cost:   opts.PasswordCost,
+		check:  CheckPassword,
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.cost == 0 {
+		a.cost = bcrypt.DefaultCost
+	}
+	size := opts.CacheSize
+	if size == 0 {
+		size = DefaultCacheSize
+	}
+	if size > 0 {
+		a.cache = newCredCache(size)
+	}
+	// A fresh key per Authenticator: cache keys mean nothing outside this
+	// process, and rand.Read cannot fail (it aborts the program instead).
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	a.macs.New = func() any { return &scratch{mac: hmac.New(sha256.New, key)} }
+	return a
+}
+
+// Authenticate returns the identity the request's Authorization header
+// proves. With no header the request is anonymous: a zero Identity and no
+// error. Bad credentials of any kind are ErrUnauthorized; any other error
+// means the store could not be read.
+func (a *Authenticator) Authenticate(ctx context.Context, header http.Header) (Identity, error) {
+	vals := header.Values("Authorization")
+	if len(vals) == 0 {
+		return Identity{}, nil
+	}
+	if len(vals) > 1 {
+		return a.fail(ctx, "", "several Authorization headers", "")
+	}
+	scheme, cred, _ := strings.Cut(vals[0], " ")
+	cred = strings.TrimSpace(cred)
+	switch {
+	case strings.EqualFold(scheme, "Basic"):
+		return a.basic(ctx, cred)
+	case strings.EqualFold(scheme, "Bearer"):
+		return a.bearer(ctx, cred)
+	}
+	return a.fail(ctx, "", "unsupported or malformed Authorization header", "")
+}
+
+// Forget drops every remembered credential of the user, so the next
+// sign-in pays bcrypt again. A password change needs no call: remembered
+// credentials are bound to the stored hash they were verified against.
+func (a *Authenticator) Forget(username string) {
+	if a.cache != nil {
+		a.cache.forget(username)
+	}
+}
+
+func (a *Authenticator) basic(ctx context.Context, cred string) (Identity, error) {
+	const scheme = "basic"
+	if cred == "" || len(cred) > maxBasicLen {
+		return a.fail(ctx, scheme, "malformed credentials", "")
+	}
+	raw, err := base64.StdEncoding.DecodeString(cred)
+	if err != nil {
+		return a.fail(ctx, scheme, "credentials are not base64", "")
+	}
+	name, pw, ok := strings.Cut(string(raw), ":")
+	clear(raw)
+	switch {
+	case !ok:
+		return a.fail(ctx, scheme, "credentials lack a colon", "")
+	case name == "" || pw == "":
+		return a.fail(ctx, scheme, "empty user name or password", "")
+	case len(pw) > MaxPasswordLen:
+		return a.fail(ctx, scheme, "password longer than bcrypt accepts", "")
+	}
+	u, err := a.users.Get(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		a.checkDecoy(pw)
+		// The name is not logged: people type passwords into it.
+		return a.fail(ctx, scheme, "unknown user", "")
+	}
+	if err != nil {
+		// Not named either: it may be a mistyped password.
+		return Identity{}, fmt.Errorf("authn: look up the user: %w", err)
+	}
+	var stored string
+	if u.Spec.Password != nil {
+		stored = *u.Spec.Password
+	}
+	if stored == "" {
+		a.checkDecoy(pw)
+		return a.fail(ctx, scheme, "user has no password", name)
+	}
+	// The password is checked before the user's state, so that a failed
+	// attempt does not tell a stranger whether the user is disabled.
+	if !a.verify(name, pw, stored) {
+		return a.fail(ctx, scheme, "wrong password", name)
+	}
+	if reason := unusable(u); reason != "" {
+		return a.fail(ctx, scheme, reason, name)
+	}
+	return Identity{User: name, Authenticated: true}, nil
+}
+
+// verify checks pw against the user's stored hash, through the cache.
+func (a *Authenticator) verify(name, pw, stored string) bool {
+	if a.cache == nil {
+		return a.check(stored, pw)
+	}
+	s := a.macs.Get().(*scratch)
+	s.buf = append(append(append(s.buf[:0], name...), 0), pw...)
+	s.mac.Reset()
+	s.mac.Write(s.buf)
+	var k credKey
+	copy(k[:], s.mac.Sum(s.sum[:0]))
+	hit := false
+	if user, hash, ok := a.cache.get(k); ok && user == name {
+		s.buf = append(s.buf[:0], stored...)
+		hit = subtle.ConstantTimeCompare(hash, s.buf) == 1
+	}
+	clear(s.buf) // it held the password
+	a.macs.Put(s)
+	if hit {
+		return true
+	}
+	if !a.check(stored, pw) {
+		return false // failures are never remembered
+	}
+	a.cache.put(k, name, stored)
+	return true
+}
+
+// checkDecoy spends the time of a password check on a hash no password
+// matches.
+func (a *Authenticator) checkDecoy(pw string) {
+	a.decoyOnce.Do(func() {
+		var b [18]byte
+		_, _ = rand.Read(b[:])
+		// On error (an invalid cost) the decoy stays empty and costs
+		// nothing; sign-ins still fail as they should.
+		a.decoy, _ = HashPasswordCost(hex.EncodeToString(b[:]), a.cost)
+	})
+	a.check(a.decoy, pw)
+}
+
+func (a *Authenticator) bearer(ctx context.Context, token string) (Identity, error) {
+	const scheme = "bearer"
+	if len(token) <= len(TokenPrefix) || len(token) > maxBearerLen || !strings.HasPrefix(token, TokenPrefix) {
+		return a.fail(ctx, scheme, "not a personal access token", "")
+	}
+	want := HashToken(token)
+	res, err := a.tokens.List(ctx, client.ListOptions{
+		FieldSelector: []string{core.PersonalAccessTokenIndexSpecTokenHash + "=" + want},
+	})
+	if err != nil {
+		return Identity{}, fmt.Errorf("authn: look up token: %w", err)
+	}
+	if len(res.Items) != 1 {
+		return a.fail(ctx, scheme, "unknown token", "")
+	}
+	t := res.Items[0]
+	switch {
+	case subtle.ConstantTimeCompare([]byte(t.Spec.TokenHash), []byte(want)) != 1:
+		return a.fail(ctx, scheme, "unknown token", "")
+	case t.Spec.Revoked != nil && *t.Spec.Revoked:
+		return a.fail(ctx, scheme, "token "+t.Metadata.Name+" is revoked", t.Spec.Username)
+	case t.Metadata.DeletionTimestamp != nil:
+		return a.fail(ctx, scheme, "token "+t.Metadata.Name+" is being deleted", t.Spec.Username)
+	case t.Spec.ExpiresAt != nil && !a.now().Before(*t.Spec.ExpiresAt):
+		return a.fail(ctx, scheme, "token "+t.Metadata.Name+" has expired", t.Spec.Username)
+	}
+	u, err := a.users.Get(ctx, t.Spec.Username)
+	if errors.Is(err, store.ErrNotFound) {
+		return a.fail(ctx, scheme, "token "+t.Metadata.Name+" belongs to an unknown user", t.Spec.Username)
+	}
+	if err != nil {
+		return Identity{}, fmt.Errorf("authn: look up user %q of token %q: %w", t.Spec.Username, t.Metadata.Name, err)
+	}
+	if reason := unusable(u); reason != "" {
+		return a.fail(ctx, scheme, reason, t.Spec.Username)
+	}
+	id := Identity{User: u.Metadata.Name, Authenticated: true, TokenName: t.Metadata.Name}
+	if len(t.Spec.Roles) > 0 {
+		// A copy, so that whoever holds the identity cannot alter the
+		// decoded token (and an empty list stays "all of the user's").
+		id.Roles = slices.Clone(t.Spec.Roles)
+	}
+	return id, nil
+}
+
+// unusable says why a user may not sign in, or "".
+func unusable(u *core.User) string {
+	switch {
+	case u.Metadata.DeletionTimestamp != nil:
+		return "user is being deleted"
+	case u.Spec.Disabled != nil && *u.Spec.Disabled:
+		return "user is disabled"
+	}
+	return ""
+}
+
+// fail logs why a sign-in failed and returns ErrUnauthorized. Callers pass
+// only what is safe to log: never a password or token, and a user name
+// only once it is known to be one.
+func (a *Authenticator) fail(ctx context.Context, scheme, reason, user string) (Identity, error) {
+	a.log.LogAttrs(ctx, slog.LevelDebug, "authn: sign-in failed",
+		slog.String("scheme", scheme), slog.String("reason", reason), slog.String("user", user))
+	return Identity{}, ErrUnauthorized
+}
