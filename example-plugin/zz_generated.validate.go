@@ -50,13 +50,13 @@ func (o *PersonSpec) validate(p *fieldPath, errs *object.FieldErrors) {
 			errs.Add(p.field("gender"), "must be one of MALE, FEMALE")
 		}
 	}
-	if utf8.RuneCountInString(o.Name) > 100 {
+	if len(o.Name) > 100 && utf8.RuneCountInString(o.Name) > 100 {
 		errs.Add(p.field("name"), "must be at most 100 characters")
 	}
 	if len(o.Tags) > 0 {
 		p1 := fieldPath{parent: p, name: "tags"}
 		for i2 := range o.Tags {
-			if utf8.RuneCountInString(o.Tags[i2]) > 63 {
+			if len(o.Tags[i2]) > 63 && utf8.RuneCountInString(o.Tags[i2]) > 63 {
 				errs.Add(p1.item(i2), "must be at most 63 characters")
 			}
 		}
@@ -104,7 +104,7 @@ func validatePersonJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x5, ok := m["metadata"]; ok {
 		known++
 		p6 := fieldPath{parent: p, name: "metadata"}
-		validateBaseObjectMetaJSON(x5, &p6, errs)
+		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
 		errs.Add(p.field("metadata"), "is required")
 	}
@@ -131,9 +131,9 @@ func validatePersonJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	}
 }
 
-// validateBaseObjectMetaJSON appends to errs every way v, a decoded JSON value, breaks
+// baseObjectMetaJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validateBaseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
+func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	m, ok := jsonObject(v)
 	if !ok {
 		badType(errs, p.String(), v, "an object")
@@ -192,7 +192,7 @@ func validateBaseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s18, ok := x17.(string); !ok {
 			badType(errs, p.field("generateName"), x17, "a string")
 		} else {
-			if utf8.RuneCountInString(s18) > 245 {
+			if len(s18) > 245 && utf8.RuneCountInString(s18) > 245 {
 				errs.Add(p.field("generateName"), "must be at most 245 characters")
 			}
 		}
@@ -216,7 +216,7 @@ func validateBaseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s26, ok := x25.(string); !ok {
 			badType(errs, p.field("name"), x25, "a string")
 		} else {
-			if utf8.RuneCountInString(s26) > 253 {
+			if len(s26) > 253 && utf8.RuneCountInString(s26) > 253 {
 				errs.Add(p.field("name"), "must be at most 253 characters")
 			}
 		}
@@ -301,7 +301,7 @@ func validatePersonSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s10, ok := x9.(string); !ok {
 			badType(errs, p.field("name"), x9, "a string")
 		} else {
-			if utf8.RuneCountInString(s10) > 100 {
+			if len(s10) > 100 && utf8.RuneCountInString(s10) > 100 {
 				errs.Add(p.field("name"), "must be at most 100 characters")
 			}
 		}
@@ -318,7 +318,7 @@ func validatePersonSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 				if s16, ok := y15.(string); !ok {
 					badType(errs, p13.item(i14), y15, "a string")
 				} else {
-					if utf8.RuneCountInString(s16) > 63 {
+					if len(s16) > 63 && utf8.RuneCountInString(s16) > 63 {
 						errs.Add(p13.item(i14), "must be at most 63 characters")
 					}
 				}

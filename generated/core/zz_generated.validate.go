@@ -70,12 +70,12 @@ func (o *PersonalAccessToken) validate(p *fieldPath, errs *object.FieldErrors) {
 // fields below p.
 func (o *PersonalAccessTokenSpec) validate(p *fieldPath, errs *object.FieldErrors) {
 	if o.Description != nil {
-		if utf8.RuneCountInString(*o.Description) > 1000 {
+		if len(*o.Description) > 1000 && utf8.RuneCountInString(*o.Description) > 1000 {
 			errs.Add(p.field("description"), "must be at most 1000 characters")
 		}
 	}
 	if o.DisplayName != nil {
-		if utf8.RuneCountInString(*o.DisplayName) > 100 {
+		if len(*o.DisplayName) > 100 && utf8.RuneCountInString(*o.DisplayName) > 100 {
 			errs.Add(p.field("displayName"), "must be at most 100 characters")
 		}
 	}
@@ -119,17 +119,17 @@ func (o *Plugin) validate(p *fieldPath, errs *object.FieldErrors) {
 // fields below p.
 func (o *PluginSpec) validate(p *fieldPath, errs *object.FieldErrors) {
 	if o.Description != nil {
-		if utf8.RuneCountInString(*o.Description) > 1000 {
+		if len(*o.Description) > 1000 && utf8.RuneCountInString(*o.Description) > 1000 {
 			errs.Add(p.field("description"), "must be at most 1000 characters")
 		}
 	}
 	if o.DisplayName != nil {
-		if utf8.RuneCountInString(*o.DisplayName) > 100 {
+		if len(*o.DisplayName) > 100 && utf8.RuneCountInString(*o.DisplayName) > 100 {
 			errs.Add(p.field("displayName"), "must be at most 100 characters")
 		}
 	}
 	if o.Version != nil {
-		if utf8.RuneCountInString(*o.Version) > 64 {
+		if len(*o.Version) > 64 && utf8.RuneCountInString(*o.Version) > 64 {
 			errs.Add(p.field("version"), "must be at most 64 characters")
 		}
 	}
@@ -237,12 +237,12 @@ func (o *User) validate(p *fieldPath, errs *object.FieldErrors) {
 // fields below p.
 func (o *UserSpec) validate(p *fieldPath, errs *object.FieldErrors) {
 	if o.Avatar != nil {
-		if utf8.RuneCountInString(*o.Avatar) > 2048 {
+		if len(*o.Avatar) > 2048 && utf8.RuneCountInString(*o.Avatar) > 2048 {
 			errs.Add(p.field("avatar"), "must be at most 2048 characters")
 		}
 	}
 	if o.Bio != nil {
-		if utf8.RuneCountInString(*o.Bio) > 1000 {
+		if len(*o.Bio) > 1000 && utf8.RuneCountInString(*o.Bio) > 1000 {
 			errs.Add(p.field("bio"), "must be at most 1000 characters")
 		}
 	}
@@ -252,17 +252,17 @@ func (o *UserSpec) validate(p *fieldPath, errs *object.FieldErrors) {
 		errs.Add(p.field("displayName"), "must be at most 100 characters")
 	}
 	if o.Email != nil {
-		if utf8.RuneCountInString(*o.Email) > 254 {
+		if len(*o.Email) > 254 && utf8.RuneCountInString(*o.Email) > 254 {
 			errs.Add(p.field("email"), "must be at most 254 characters")
 		}
 	}
 	if o.Password != nil {
-		if utf8.RuneCountInString(*o.Password) > 1024 {
+		if len(*o.Password) > 1024 && utf8.RuneCountInString(*o.Password) > 1024 {
 			errs.Add(p.field("password"), "must be at most 1024 characters")
 		}
 	}
 	if o.Phone != nil {
-		if utf8.RuneCountInString(*o.Phone) > 32 {
+		if len(*o.Phone) > 32 && utf8.RuneCountInString(*o.Phone) > 32 {
 			errs.Add(p.field("phone"), "must be at most 32 characters")
 		}
 	}
@@ -356,7 +356,7 @@ func validatePersonalAccessTokenJSON(v any, p *fieldPath, errs *object.FieldErro
 	if x5, ok := m["metadata"]; ok {
 		known++
 		p6 := fieldPath{parent: p, name: "metadata"}
-		validateBaseObjectMetaJSON(x5, &p6, errs)
+		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
 		errs.Add(p.field("metadata"), "is required")
 	}
@@ -411,7 +411,7 @@ func validatePluginJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x5, ok := m["metadata"]; ok {
 		known++
 		p6 := fieldPath{parent: p, name: "metadata"}
-		validateBaseObjectMetaJSON(x5, &p6, errs)
+		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
 		errs.Add(p.field("metadata"), "is required")
 	}
@@ -466,7 +466,7 @@ func validateRoleJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x5, ok := m["metadata"]; ok {
 		known++
 		p6 := fieldPath{parent: p, name: "metadata"}
-		validateBaseObjectMetaJSON(x5, &p6, errs)
+		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
 		errs.Add(p.field("metadata"), "is required")
 	}
@@ -523,7 +523,7 @@ func validateRoleBindingJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x5, ok := m["metadata"]; ok {
 		known++
 		p6 := fieldPath{parent: p, name: "metadata"}
-		validateBaseObjectMetaJSON(x5, &p6, errs)
+		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
 		errs.Add(p.field("metadata"), "is required")
 	}
@@ -585,7 +585,7 @@ func validateUserJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x5, ok := m["metadata"]; ok {
 		known++
 		p6 := fieldPath{parent: p, name: "metadata"}
-		validateBaseObjectMetaJSON(x5, &p6, errs)
+		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
 		errs.Add(p.field("metadata"), "is required")
 	}
@@ -612,9 +612,9 @@ func validateUserJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	}
 }
 
-// validateBaseObjectMetaJSON appends to errs every way v, a decoded JSON value, breaks
+// baseObjectMetaJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validateBaseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
+func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	m, ok := jsonObject(v)
 	if !ok {
 		badType(errs, p.String(), v, "an object")
@@ -673,7 +673,7 @@ func validateBaseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s18, ok := x17.(string); !ok {
 			badType(errs, p.field("generateName"), x17, "a string")
 		} else {
-			if utf8.RuneCountInString(s18) > 245 {
+			if len(s18) > 245 && utf8.RuneCountInString(s18) > 245 {
 				errs.Add(p.field("generateName"), "must be at most 245 characters")
 			}
 		}
@@ -697,7 +697,7 @@ func validateBaseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s26, ok := x25.(string); !ok {
 			badType(errs, p.field("name"), x25, "a string")
 		} else {
-			if utf8.RuneCountInString(s26) > 253 {
+			if len(s26) > 253 && utf8.RuneCountInString(s26) > 253 {
 				errs.Add(p.field("name"), "must be at most 253 characters")
 			}
 		}
@@ -737,7 +737,7 @@ func validatePersonalAccessTokenSpecJSON(v any, p *fieldPath, errs *object.Field
 		if s2, ok := x1.(string); !ok {
 			badType(errs, p.field("description"), x1, "a string")
 		} else {
-			if utf8.RuneCountInString(s2) > 1000 {
+			if len(s2) > 1000 && utf8.RuneCountInString(s2) > 1000 {
 				errs.Add(p.field("description"), "must be at most 1000 characters")
 			}
 		}
@@ -747,7 +747,7 @@ func validatePersonalAccessTokenSpecJSON(v any, p *fieldPath, errs *object.Field
 		if s4, ok := x3.(string); !ok {
 			badType(errs, p.field("displayName"), x3, "a string")
 		} else {
-			if utf8.RuneCountInString(s4) > 100 {
+			if len(s4) > 100 && utf8.RuneCountInString(s4) > 100 {
 				errs.Add(p.field("displayName"), "must be at most 100 characters")
 			}
 		}
@@ -862,7 +862,7 @@ func validatePluginSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s2, ok := x1.(string); !ok {
 			badType(errs, p.field("description"), x1, "a string")
 		} else {
-			if utf8.RuneCountInString(s2) > 1000 {
+			if len(s2) > 1000 && utf8.RuneCountInString(s2) > 1000 {
 				errs.Add(p.field("description"), "must be at most 1000 characters")
 			}
 		}
@@ -872,7 +872,7 @@ func validatePluginSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s4, ok := x3.(string); !ok {
 			badType(errs, p.field("displayName"), x3, "a string")
 		} else {
-			if utf8.RuneCountInString(s4) > 100 {
+			if len(s4) > 100 && utf8.RuneCountInString(s4) > 100 {
 				errs.Add(p.field("displayName"), "must be at most 100 characters")
 			}
 		}
@@ -888,7 +888,7 @@ func validatePluginSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s7, ok := x6.(string); !ok {
 			badType(errs, p.field("version"), x6, "a string")
 		} else {
-			if utf8.RuneCountInString(s7) > 64 {
+			if len(s7) > 64 && utf8.RuneCountInString(s7) > 64 {
 				errs.Add(p.field("version"), "must be at most 64 characters")
 			}
 		}
@@ -1171,7 +1171,7 @@ func validateUserSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s2, ok := x1.(string); !ok {
 			badType(errs, p.field("avatar"), x1, "a string")
 		} else {
-			if utf8.RuneCountInString(s2) > 2048 {
+			if len(s2) > 2048 && utf8.RuneCountInString(s2) > 2048 {
 				errs.Add(p.field("avatar"), "must be at most 2048 characters")
 			}
 		}
@@ -1181,7 +1181,7 @@ func validateUserSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s4, ok := x3.(string); !ok {
 			badType(errs, p.field("bio"), x3, "a string")
 		} else {
-			if utf8.RuneCountInString(s4) > 1000 {
+			if len(s4) > 1000 && utf8.RuneCountInString(s4) > 1000 {
 				errs.Add(p.field("bio"), "must be at most 1000 characters")
 			}
 		}
@@ -1211,7 +1211,7 @@ func validateUserSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s10, ok := x9.(string); !ok {
 			badType(errs, p.field("email"), x9, "a string")
 		} else {
-			if utf8.RuneCountInString(s10) > 254 {
+			if len(s10) > 254 && utf8.RuneCountInString(s10) > 254 {
 				errs.Add(p.field("email"), "must be at most 254 characters")
 			}
 		}
@@ -1227,7 +1227,7 @@ func validateUserSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s13, ok := x12.(string); !ok {
 			badType(errs, p.field("password"), x12, "a string")
 		} else {
-			if utf8.RuneCountInString(s13) > 1024 {
+			if len(s13) > 1024 && utf8.RuneCountInString(s13) > 1024 {
 				errs.Add(p.field("password"), "must be at most 1024 characters")
 			}
 		}
@@ -1237,7 +1237,7 @@ func validateUserSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 		if s15, ok := x14.(string); !ok {
 			badType(errs, p.field("phone"), x14, "a string")
 		} else {
-			if utf8.RuneCountInString(s15) > 32 {
+			if len(s15) > 32 && utf8.RuneCountInString(s15) > 32 {
 				errs.Add(p.field("phone"), "must be at most 32 characters")
 			}
 		}

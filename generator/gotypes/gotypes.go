@@ -120,6 +120,13 @@ func Build(doc *openapi3.T, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gotypes: %w", err)
 	}
+	owner := map[string]string{}
+	for _, c := range slices.Sorted(maps.Keys(names)) {
+		if other, ok := owner[names[c]]; ok {
+			return nil, fmt.Errorf("gotypes: components %q and %q both get the Go name %s; rename one (x-go-name)", other, c, names[c])
+		}
+		owner[names[c]] = c
+	}
 	models := make(map[string]bool, len(opts.Models))
 	for _, m := range opts.Models {
 		models[names[m]] = true

@@ -2,10 +2,12 @@ package validators
 
 import (
 	"fmt"
+	"go/token"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -23,18 +25,27 @@ type Issue struct {
 
 func (i Issue) String() string { return i.Pointer + ": " + i.Message }
 
-// Supported formats, by type.
-var formats = map[string][]string{
-	openapi3.TypeString:  {"email", "uri", "date-time", "date", "uuid"},
-	openapi3.TypeInteger: {"int32", "int64"},
-	openapi3.TypeNumber:  {"float", "double"},
+// formats returns the formats supported on a type.
+func formats(typ string) []string {
+	switch typ {
+	case openapi3.TypeString:
+		return []string{"email", "uri", "date-time", "date", "uuid"}
+	case openapi3.TypeInteger:
+		return []string{"int32", "int64"}
+	case openapi3.TypeNumber:
+		return []string{"float", "double"}
+	}
+	return nil
 }
 
-// Extensions that would change the Go types behind the validators' back.
-var unsupportedExtensions = []string{
-	"x-go-type", "x-go-type-import", "x-go-type-name", "x-go-type-skip-optional-pointer",
-	"x-go-json-ignore", "x-omitempty", "x-omitzero", "x-oapi-codegen-extra-tags",
-	"x-oapi-codegen-only-honour-go-name",
+// unsupportedExtensions would change the Go types behind the validators'
+// back.
+func unsupportedExtensions() []string {
+	return []string{
+		"x-go-type", "x-go-type-import", "x-go-type-name", "x-go-type-skip-optional-pointer",
+		"x-go-json-ignore", "x-omitempty", "x-omitzero", "x-oapi-codegen-extra-tags",
+		"x-oapi-codegen-only-honour-go-name",
+	}
 }
 
 const componentPrefix = "#/components/schemas/"
@@ -81,6 +92,7 @@ func Check(doc *openapi3.T) []Issue {
 			c.add(ptr, "a component that is only a $ref is not supported; refer to the target instead")
 			continue
 		}
+		c.name(ptr, "component name", name)
 		if c.models[name] {
 			c.model(ptr, ref.Value)
 		}
@@ -119,6 +131,14 @@ func (c *checker) model(ptr string, s *openapi3.Schema) {
 	for _, p := range []string{"apiVersion", "kind", "metadata"} {
 		if _, ok := s.Properties[p]; ok {
 			c.add(pointer(ptr, "properties", p), "%q is part of the envelope every model gets; a model declares only its own fields", p)
+		}
+	}
+	for p := range s.Properties {
+		// The Go field would clash with the embedded envelope or a
+		// method of the model.
+		switch n := strings.ToUpper(p[:min(1, len(p))]) + p[min(1, len(p)):]; n {
+		case "Envelope", "GetEnvelope", "Validate":
+			c.add(pointer(ptr, "properties", p), "property %q would clash with the model's Go %s", p, n)
 		}
 	}
 }
@@ -185,9 +205,14 @@ func (c *checker) schema(ptr string, s *openapi3.Schema, top bool) {
 			c.add(ptr, "%s is not supported", kw.name)
 		}
 	}
-	for _, ext := range unsupportedExtensions {
+	for _, ext := range unsupportedExtensions() {
 		if _, ok := s.Extensions[ext]; ok {
 			c.add(ptr, "extension %s is not supported", ext)
+		}
+	}
+	if n, ok := s.Extensions["x-go-name"]; ok {
+		if str, _ := n.(string); !token.IsIdentifier(str) {
+			c.add(ptr, "x-go-name must be a Go identifier")
 		}
 	}
 	if !top {
@@ -201,7 +226,7 @@ func (c *checker) schema(ptr string, s *openapi3.Schema, top bool) {
 	}
 	typ := (*s.Type)[0]
 	c.misplaced(ptr, s, typ)
-	if s.Format != "" && !slices.Contains(formats[typ], s.Format) {
+	if s.Format != "" && !slices.Contains(formats(typ), s.Format) {
 		c.add(ptr, "format %q is not supported on %s", s.Format, typ)
 	}
 	switch typ {
@@ -258,8 +283,13 @@ func (c *checker) str(ptr string, s *openapi3.Schema) {
 		}
 	}
 	for i, v := range s.Enum {
-		if _, ok := v.(string); !ok {
+		str, ok := v.(string)
+		if !ok {
 			c.add(pointer(ptr, "enum", fmt.Sprint(i)), "enum values of a string must be strings")
+			continue
+		}
+		if r, bad := unquotable(str); bad {
+			c.add(pointer(ptr, "enum", fmt.Sprint(i)), "enum value may not contain %q", r)
 		}
 	}
 }
@@ -302,9 +332,7 @@ func (c *checker) object(ptr string, s *openapi3.Schema) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
 		pp := pointer(ptr, "properties", name)
-		if name == "" {
-			c.add(pp, "empty property name")
-		}
+		c.name(pp, "property name", name)
 		c.child(pp, s.Properties[name])
 	}
 	for _, r := range s.Required {
@@ -376,11 +404,56 @@ func walkRefs(s *openapi3.Schema, f func(string) bool) bool {
 	return true
 }
 
-// goPattern is a pattern as kin-openapi compiles it: \uXXXX (upper-case
-// hex) rewritten to Go's \x{XXXX}. Mirrored so both compile the same
-// regexp, quirks included.
-func goPattern(p string) string {
-	return uEscape.ReplaceAllString(p, `\x{$1}`)
+// name checks a component or property name, which the Go code carries
+// in string literals, struct tags and identifiers.
+func (c *checker) name(ptr, what, name string) {
+	if !strings.ContainsFunc(name, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+		c.add(ptr, "%s %q has no letter or digit to make a Go name of", what, name)
+	}
+	if r, bad := unquotable(name); bad {
+		c.add(ptr, "%s may not contain %q", what, r)
+	}
 }
 
-var uEscape = regexp.MustCompile(`\\u([0-9A-F]{4})`)
+// unquotable finds a character that cannot go into a Go struct tag or
+// comment as it is: a quote, a backtick or a control character.
+func unquotable(s string) (rune, bool) {
+	for _, r := range s {
+		if r == '"' || r == '`' || unicode.IsControl(r) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// goPattern is a pattern as kin-openapi compiles it: \uXXXX (upper-case
+// hex) rewritten to Go's \x{XXXX}. Mirrored so both compile the same
+// regexp, quirks included (an escaped backslash before "u" is rewritten
+// too).
+func goPattern(p string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(p, `\u`)
+		if i < 0 || len(p) < i+6 || !upperHex(p[i+2:i+6]) {
+			if i < 0 {
+				b.WriteString(p)
+				return b.String()
+			}
+			b.WriteString(p[:i+2])
+			p = p[i+2:]
+			continue
+		}
+		b.WriteString(p[:i])
+		b.WriteString(`\x{` + p[i+2:i+6] + "}")
+		p = p[i+6:]
+	}
+}
+
+func upperHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}

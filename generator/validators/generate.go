@@ -31,7 +31,16 @@ type Options struct {
 // (see the package documentation). base is the envelope document
 // (schemas.Base), whose ObjectMeta ValidateKJSON checks metadata against.
 // doc and base are not modified.
-func Generate(doc, base *openapi3.T, opts Options) ([]byte, error) {
+func Generate(doc, base *openapi3.T, opts Options) (src []byte, err error) {
+	// A bug here must fail one generation run, not the whole tool.
+	defer func() {
+		if r := recover(); r != nil {
+			src, err = nil, fmt.Errorf("validators: internal error: %v", r)
+		}
+	}()
+	if doc == nil || base == nil {
+		return nil, errors.New("validators: no document")
+	}
 	if issues := Check(doc); len(issues) > 0 {
 		return nil, fmt.Errorf("validators: %w", issuesError(issues))
 	}
@@ -69,8 +78,7 @@ func Generate(doc, base *openapi3.T, opts Options) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("validators: %w", err)
 	}
-	src, err := withHelpers(body)
-	if err != nil {
+	if src, err = withHelpers(body); err != nil {
 		return nil, fmt.Errorf("validators: %w", err)
 	}
 	return src, nil
@@ -298,7 +306,13 @@ const (
 )
 
 func (a at) str() jen.Code {
-	method := map[uint8]string{stepName: "field", stepIndex: "item", stepKey: "entry"}[a.step]
+	method := "field"
+	switch a.step {
+	case stepIndex:
+		method = "item"
+	case stepKey:
+		method = "entry"
+	}
 	return jen.Id(a.parent).Dot(method).Call(a.arg)
 }
 
@@ -333,13 +347,25 @@ const (
 	msgFinite   = "must be a finite number"
 )
 
-var formatChecks = map[string]struct{ fn, msg string }{
-	"email":     {"isEmail", "must be an email address"},
-	"uri":       {"isURI", "must be an absolute URI"},
-	"uuid":      {"isUUID", "must be a UUID"},
-	"date":      {"isDate", "must be a date (YYYY-MM-DD)"},
-	"date-time": {"isDateTime", "must be an RFC 3339 date-time"},
+// formatCheck returns the helper checking a string format and its
+// message.
+func formatCheck(format string) (fn, msg string, ok bool) {
+	switch format {
+	case "email":
+		return "isEmail", "must be an email address", true
+	case "uri":
+		return "isURI", "must be an absolute URI", true
+	case "uuid":
+		return "isUUID", "must be a UUID", true
+	case "date":
+		return "isDate", "must be a date (YYYY-MM-DD)", true
+	case "date-time":
+		return "isDateTime", msgDateTime, true
+	}
+	return "", "", false
 }
+
+const msgDateTime = "must be an RFC 3339 date-time"
 
 func enumValues(s *openapi3.Schema) []string {
 	var out []string
@@ -428,15 +454,20 @@ func (e *emitter) stringChecks(g *jen.Group, s *openapi3.Schema, v, str jen.Code
 	case s.MinLength != 0:
 		g.If(jen.Add(count).Op("<").Lit(int(s.MinLength))).BlockFunc(func(g *jen.Group) { add(g, a, msgMinLength(s.MinLength)) })
 	case s.MaxLength != nil:
-		g.If(jen.Add(count).Op(">").Lit(int(*s.MaxLength))).BlockFunc(func(g *jen.Group) { add(g, a, msgMaxLength(*s.MaxLength)) })
+		// A string has at most as many runes as bytes: count only long
+		// ones.
+		max := jen.Lit(int(*s.MaxLength))
+		g.If(jen.Len(str).Op(">").Add(max).Op("&&").Add(count).Op(">").Add(max)).BlockFunc(func(g *jen.Group) {
+			add(g, a, msgMaxLength(*s.MaxLength))
+		})
 	}
 	if s.Pattern != "" {
 		g.If(jen.Op("!").Id(e.pattern(s.Pattern, patternName)).Dot("MatchString").Call(str)).BlockFunc(func(g *jen.Group) {
 			add(g, a, msgPattern(s.Pattern))
 		})
 	}
-	if fc, ok := formatChecks[s.Format]; ok {
-		g.If(jen.Op("!").Id(fc.fn).Call(str)).BlockFunc(func(g *jen.Group) { add(g, a, fc.msg) })
+	if fn, msg, ok := formatCheck(s.Format); ok {
+		g.If(jen.Op("!").Id(fn).Call(str)).BlockFunc(func(g *jen.Group) { add(g, a, msg) })
 	}
 }
 

@@ -188,7 +188,8 @@ func (e *emitter) jsonValue(g *jen.Group, doc *openapi3.T, x jen.Code, ref *open
 			if doc == e.types.Doc {
 				fname = "validate" + e.types.TypeNames[comp] + "JSON"
 			} else {
-				fname = "validateBase" + fieldPart(comp) + "JSON"
+				// No plugin function starts with "base".
+				fname = "base" + fieldPart(comp) + "JSON"
 			}
 		}
 		fname = e.jsonFunc(doc, s, fname)

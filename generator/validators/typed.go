@@ -150,7 +150,7 @@ func (e *emitter) typedValue(g *jen.Group, v jen.Code, t ast.Expr, s *openapi3.S
 				return fmt.Errorf("time.Time for a string without format date-time")
 			}
 			g.If(jen.Op("!").Id("isJSONTime").Call(v)).BlockFunc(func(g *jen.Group) {
-				add(g, a, formatChecks["date-time"].msg)
+				add(g, a, msgDateTime)
 			})
 			return nil
 		}
@@ -193,6 +193,25 @@ func (e *emitter) typedValue(g *jen.Group, v jen.Code, t ast.Expr, s *openapi3.S
 	return nil
 }
 
+// typedElem emits the checks of an array item or map value: unlike a
+// field, a nil list or map there is encoded as null.
+func (e *emitter) typedElem(g *jen.Group, v jen.Code, t ast.Expr, s *openapi3.Schema, k kind, a at, name string) error {
+	if k != kArray && k != kMap && k != kFreeMap {
+		return e.typedValue(g, v, t, s, k, a, name)
+	}
+	body, empty, err := block(func(g *jen.Group) error { return e.typedValue(g, v, t, s, k, a, name) })
+	if err != nil {
+		return err
+	}
+	g.If(jen.Add(v).Op("==").Nil()).BlockFunc(func(g *jen.Group) { add(g, a, "must not be null") }).
+		Do(func(st *jen.Statement) {
+			if !empty {
+				st.Else().Add(body)
+			}
+		})
+	return nil
+}
+
 func (e *emitter) typedArray(g *jen.Group, v jen.Code, t ast.Expr, s *openapi3.Schema, a at, name string) error {
 	itemsCount(g, s, v, a)
 	items, _, err := resolve(e.types.Doc, s.Items)
@@ -216,7 +235,7 @@ func (e *emitter) typedArray(g *jen.Group, v jen.Code, t ast.Expr, s *openapi3.S
 	}
 	p, i := e.local("p"), e.local("i")
 	body, empty, err := block(func(g *jen.Group) error {
-		return e.typedValue(g, jen.Add(v).Index(jen.Id(i)), elem, items, ik,
+		return e.typedElem(g, jen.Add(v).Index(jen.Id(i)), elem, items, ik,
 			at{parent: p, local: true, step: stepIndex, arg: jen.Id(i)}, name+"Item")
 	})
 	if err != nil || empty {
@@ -242,7 +261,7 @@ func (e *emitter) typedMap(g *jen.Group, v jen.Code, t ast.Expr, s *openapi3.Sch
 	}
 	p, k, x := e.local("p"), e.local("k"), e.local("v")
 	check := func(g *jen.Group) error {
-		return e.typedValue(g, jen.Id(x), elem, vals, vk, at{parent: p, local: true, step: stepKey, arg: jen.Id(k)}, name+"Value")
+		return e.typedElem(g, jen.Id(x), elem, vals, vk, at{parent: p, local: true, step: stepKey, arg: jen.Id(k)}, name+"Value")
 	}
 	if empty, err := e.probe(check); err != nil || empty {
 		return err

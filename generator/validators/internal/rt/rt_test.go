@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/svcrun/svc/generator/validators"
+	"github.com/svcrun/svc/generator/validators/internal/kintest"
 	"github.com/svcrun/svc/runtime/object"
 )
 
@@ -214,6 +215,9 @@ func TestBadType(t *testing.T) {
 }
 
 func TestPathsDoNotAllocate(t *testing.T) {
+	if kintest.Race {
+		t.Skip("the race detector allocates")
+	}
 	m := map[string]int{"a": 1, "b": 2}
 	xs := []string{"a", "b", "c"}
 	allocs := testing.AllocsPerRun(100, func() {
