@@ -21,6 +21,7 @@ import (
 	"github.com/svcrun/svc/runtime/api/openapi"
 	"github.com/svcrun/svc/runtime/api/swaggerui"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/security"
 	"github.com/svcrun/svc/runtime/store"
 )
 
@@ -32,7 +33,13 @@ type Config struct {
 	// Routes mount a model's CRUD API in place of the default routes;
 	// generated packages provide them (Register<Kind>Routes).
 	Routes map[*model.Model]api.ModelRoutes
+	// Out receives the first administrator's generated password (once, on
+	// an empty store); nil means the process's stdout.
+	Out io.Writer
 }
+
+// DefaultBrand is the brand domain when none is configured (CONTRACT §1).
+const DefaultBrand = "svc.run"
 
 // Flags are the command-line settings (CONTRACT §8).
 type Flags struct {
@@ -52,7 +59,7 @@ func ParseFlags(args []string, stderr io.Writer) (Flags, error) {
 	fs.SetOutput(stderr)
 	brand := os.Getenv("SVC_BRAND_DOMAIN")
 	if brand == "" {
-		brand = "svc.run"
+		brand = DefaultBrand
 	}
 	fs.StringVar(&f.Addr, "addr", "127.0.0.1:8090", "address to listen on")
 	fs.StringVar(&f.DataDir, "data-dir", "./data", "data directory (write-ahead log, snapshots)")
@@ -101,6 +108,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, cfg Confi
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	if cfg.Out == nil {
+		cfg.Out = stdout
+	}
 	srv, err := Start(ctx, f, cfg, log, ln)
 	if err != nil {
 		ln.Close()
@@ -124,6 +134,9 @@ type Server struct {
 // Start opens the store, serves on ln and registers cfg's models in the
 // background.
 func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Listener) (*Server, error) {
+	if f.BrandDomain == "" {
+		f.BrandDomain = DefaultBrand
+	}
 	dir := f.DataDir
 	if f.Memory {
 		dir = ""
@@ -132,9 +145,28 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Out == nil {
+		cfg.Out = os.Stdout
+	}
+	sec, err := security.Setup(ctx, st, security.Options{Brand: f.BrandDomain, AdminPassword: os.Getenv("SVC_ADMIN_PASSWORD"), Out: cfg.Out, Logger: log})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	reg := model.NewRegistry()
-	a := api.New(api.Options{Store: st, Registry: reg, Logger: log,
+	for _, m := range sec.Models {
+		if err := reg.Register(m); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	a := api.New(api.Options{Store: st, Registry: reg, Logger: log, Guard: sec.Guard.Check,
 		OpenAPI: openAPIDoc(reg), SwaggerUI: swaggerui.Handler("/swagger-ui/")})
+	sec.Console.Fail = a.Fail
+	for m, f := range sec.Routes {
+		a.UseRoutes(m, f)
+	}
+	a.Mount("console", sec.Console.Routes)
 	s := &Server{
 		HTTP:     &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
 		API:      a,

@@ -30,7 +30,20 @@ func (g *gatedPerson) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &g.Person)
 }
 
+const adminPassword = "test-admin-password"
+
+// authGet is a GET as the first administrator.
+func authGet(u string) (*http.Response, error) {
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth("admin", adminPassword)
+	return http.DefaultClient.Do(req)
+}
+
 func TestNotReadyWhileIndexesBuild(t *testing.T) {
+	t.Setenv("SVC_ADMIN_PASSWORD", adminPassword)
 	dir := t.TempDir()
 	m := storetest.PersonModel()
 	st := storetest.Open(t, store.Options{Dir: dir}, m)
@@ -58,8 +71,11 @@ func TestNotReadyWhileIndexesBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := "http://" + ln.Addr().String()
+	if res, err := http.Get(url + "/apis/people.example.com/v1alpha1/persons/ann"); err != nil || res.StatusCode != 401 || res.Header.Get("WWW-Authenticate") != `Basic realm="svc"` {
+		t.Fatalf("anonymous get = %v %v, want 401 with a Basic challenge", res, err)
+	}
 	for _, path := range []string{"/readyz", "/apis/people.example.com/v1alpha1/persons/ann"} {
-		res, err := http.Get(url + path)
+		res, err := authGet(url + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +102,7 @@ func TestNotReadyWhileIndexesBuild(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	res, err := http.Get(url + "/apis/people.example.com/v1alpha1/persons/ann")
+	res, err := authGet(url + "/apis/people.example.com/v1alpha1/persons/ann")
 	if err != nil || res.StatusCode != 200 {
 		t.Fatalf("get after ready = %v %v", res, err)
 	}
@@ -100,6 +116,7 @@ func TestNotReadyWhileIndexesBuild(t *testing.T) {
 }
 
 func TestRunServesUntilCancelled(t *testing.T) {
+	t.Setenv("SVC_ADMIN_PASSWORD", adminPassword)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -115,8 +132,11 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	}()
 	var res *http.Response
 	for range 200 {
-		if res, err = http.Post("http://"+addr+"/apis/people.example.com/v1alpha1/persons", "application/json",
-			strings.NewReader(`{"metadata":{"name":"ann"},"spec":{"name":"Ann"}}`)); err == nil && res.StatusCode != 503 {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/apis/people.example.com/v1alpha1/persons",
+			strings.NewReader(`{"metadata":{"name":"ann"},"spec":{"name":"Ann"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.SetBasicAuth("admin", adminPassword)
+		if res, err = http.DefaultClient.Do(req); err == nil && res.StatusCode != 503 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -135,7 +155,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return after cancel")
 	}
-	if !strings.Contains(stdout.String(), "listening on http://"+addr) {
+	if !strings.Contains(stdout.String(), "listening on http://"+addr) || strings.Contains(stdout.String(), "password") {
 		t.Errorf("stdout = %q", stdout.String())
 	}
 	for _, want := range []string{`"msg":"request"`, `"status":201`, `"msg":"server stopped"`} {

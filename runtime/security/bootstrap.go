@@ -1,0 +1,137 @@
+// Package security puts access control in front of the API (CONTRACT §5,
+// §6): it loads the built-in roles, creates the first administrator,
+// authenticates and authorises every request, and serves the console API
+// of users, permissions and personal access tokens.
+package security
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/svcrun/svc/generated/core"
+	"github.com/svcrun/svc/runtime/authn"
+	"github.com/svcrun/svc/runtime/codec"
+	"github.com/svcrun/svc/runtime/store"
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed extensions/roles.yaml
+var builtinRoles string
+
+// Names of roles the service relies on.
+const (
+	SuperRole     = "super-role"
+	Anonymous     = "anonymous"
+	Authenticated = "authenticated"
+	AdminUser     = "admin"
+)
+
+// BuiltinRoles parses the built-in roles for brand.
+func BuiltinRoles(brand string) ([]*core.Role, error) {
+	src := strings.ReplaceAll(builtinRoles, "svc.run", brand)
+	dec := yaml.NewDecoder(strings.NewReader(src))
+	m := core.RoleModel()
+	var out []*core.Role
+	for {
+		var doc map[string]any
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("security: built-in roles: %w", err)
+		}
+		js, err := json.Marshal(doc)
+		if err != nil {
+			return nil, fmt.Errorf("security: built-in roles: %w", err)
+		}
+		obj, err := codec.Decode(m, js)
+		if err != nil {
+			return nil, fmt.Errorf("security: built-in role %d: %w", len(out)+1, err)
+		}
+		out = append(out, obj.(*core.Role))
+	}
+}
+
+// EnsureBuiltinRoles creates or overwrites the built-in roles: their rules
+// are the service's, so edits do not survive a restart.
+func EnsureBuiltinRoles(ctx context.Context, roles *core.RoleClient, brand string) error {
+	want, err := BuiltinRoles(brand)
+	if err != nil {
+		return err
+	}
+	for _, r := range want {
+		cur, err := roles.Get(ctx, r.Metadata.Name)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			if _, err := roles.Create(ctx, r); err != nil {
+				return fmt.Errorf("security: create role %s: %w", r.Metadata.Name, err)
+			}
+			continue
+		case err != nil:
+			return fmt.Errorf("security: read role %s: %w", r.Metadata.Name, err)
+		}
+		r.Metadata.Version = cur.Metadata.Version
+		r.Metadata.Finalizers = cur.Metadata.Finalizers
+		if _, err := roles.Update(ctx, r); err != nil {
+			return fmt.Errorf("security: update role %s: %w", r.Metadata.Name, err)
+		}
+	}
+	return nil
+}
+
+// EnsureAdmin creates user admin bound to super-role when the store has no
+// users at all. The password is the given one, or a random one written to
+// out; it is never written anywhere again.
+func EnsureAdmin(ctx context.Context, users *core.UserClient, bindings *core.RoleBindingClient, password string, out io.Writer) error {
+	existing, err := users.List(ctx, listAll(1))
+	if err != nil {
+		return fmt.Errorf("security: list users: %w", err)
+	}
+	if existing.Total > 0 {
+		return nil
+	}
+	generated := password == ""
+	if generated {
+		if password, err = randomPassword(); err != nil {
+			return err
+		}
+	}
+	hash, err := authn.HashPassword(password)
+	if err != nil {
+		return fmt.Errorf("security: admin password: %w", err)
+	}
+	u := core.NewUser(AdminUser)
+	u.Spec.DisplayName = "Administrator"
+	u.Spec.Password = &hash
+	if _, err := users.Create(ctx, u); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+		return fmt.Errorf("security: create admin: %w", err)
+	}
+	if err := bind(ctx, bindings, AdminUser, SuperRole); err != nil {
+		return err
+	}
+	if generated {
+		fmt.Fprintf(out, "svc: created user %q with password %s (shown once; set SVC_ADMIN_PASSWORD to choose it)\n", AdminUser, password)
+	}
+	return nil
+}
+
+func randomPassword() (string, error) {
+	const alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+	b := make([]byte, 20)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("security: random password: %w", err)
+	}
+	var s bytes.Buffer
+	for _, c := range b {
+		s.WriteByte(alphabet[int(c)%len(alphabet)])
+	}
+	return s.String(), nil
+}

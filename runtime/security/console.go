@@ -1,0 +1,586 @@
+package security
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/generated/core"
+	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/authn"
+	"github.com/svcrun/svc/runtime/client"
+	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/rbac"
+	"github.com/svcrun/svc/runtime/store"
+)
+
+// Console serves the console API of users, permissions and personal access
+// tokens under /apis/api.console.<brand>/v1alpha1 (CONTRACT §6), in Halo's
+// shapes. Access to each route is decided by the guard before it runs.
+type Console struct {
+	Users    *core.UserClient
+	Roles    *core.RoleClient
+	Bindings *core.RoleBindingClient
+	Tokens   *core.PersonalAccessTokenClient
+	Rules    *rbac.Resolver
+	Authn    *authn.Authenticator
+	Brand    string
+	// Fail writes an error as a problem response (api.Server.Fail).
+	Fail func(c *gin.Context, err error)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Base is where the console API is served.
+func (k *Console) Base() string { return "/apis/api.console." + k.Brand + "/v1alpha1" }
+
+// Routes mounts the console API; pass it to api.Server.Mount.
+func (k *Console) Routes(r gin.IRouter) {
+	g := r.Group(k.Base())
+	h := func(f func(c *gin.Context) error) gin.HandlerFunc {
+		return func(c *gin.Context) {
+			if err := f(c); err != nil {
+				k.Fail(c, err)
+			}
+		}
+	}
+	g.POST("/users", h(k.createUser))
+	g.GET("/users/:name", h(k.getUser))
+	g.GET("/users/:name/permissions", h(k.getPermissions))
+	g.POST("/users/:name/permissions", h(k.grant))
+	g.PUT("/users/:name/password", h(k.changePassword))
+	g.GET("/users/:name/personalaccesstokens", h(k.listTokens))
+	g.POST("/users/:name/personalaccesstokens", h(k.createToken))
+	g.GET("/users/:name/personalaccesstokens/:token", h(k.getToken))
+	g.DELETE("/users/:name/personalaccesstokens/:token", h(k.deleteToken))
+	g.PUT("/users/:name/personalaccesstokens/:token/revocation", h(k.revokeToken))
+}
+
+// user resolves the path's user name: "-" is the caller.
+func (k *Console) user(c *gin.Context) (string, error) {
+	name := c.Param("name")
+	if name != "-" {
+		return name, nil
+	}
+	id := IdentityOf(c)
+	if !id.Authenticated {
+		return "", unauthorized("users/- is the signed-in user; sign in first")
+	}
+	return id.User, nil
+}
+
+func (k *Console) hidden(r *core.Role) bool {
+	return r.Metadata.Labels[k.Brand+"/hidden"] == "true"
+}
+
+// roleObjects returns the named roles that exist and are not hidden, in
+// name order.
+func (k *Console) roleObjects(ctx context.Context, names []string) ([]*core.Role, error) {
+	out := []*core.Role{}
+	for _, n := range slices.Sorted(slices.Values(names)) {
+		r, err := k.Roles.Get(ctx, n)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !k.hidden(r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+type userDetail struct {
+	User  *core.User   `json:"user"`
+	Roles []*core.Role `json:"roles"`
+}
+
+func (k *Console) detail(ctx context.Context, name string) (*userDetail, error) {
+	u, err := k.Users.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	roles, err := k.roleObjects(ctx, k.Rules.BoundRoles(name))
+	if err != nil {
+		return nil, err
+	}
+	return &userDetail{User: redacted(u), Roles: roles}, nil
+}
+
+func (k *Console) getUser(c *gin.Context) error {
+	name, err := k.user(c)
+	if err != nil {
+		return err
+	}
+	d, err := k.detail(c, name)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, d)
+	return nil
+}
+
+func (k *Console) getPermissions(c *gin.Context) error {
+	name, err := k.user(c)
+	if err != nil {
+		return err
+	}
+	if _, err := k.Users.Get(c, name); err != nil {
+		return err
+	}
+	bound, err := k.roleObjects(c, k.Rules.BoundRoles(name))
+	if err != nil {
+		return err
+	}
+	effective := k.Rules.EffectiveRoles(name)
+	if slices.Contains(effective, SuperRole) {
+		// The super administrator holds every role (Halo lists them all).
+		effective = k.Rules.RoleNames()
+	}
+	perms, err := k.roleObjects(c, effective)
+	if err != nil {
+		return err
+	}
+	ui := map[string]bool{}
+	for _, r := range perms {
+		var list []string
+		if json.Unmarshal([]byte(r.Metadata.Annotations["rbac.authorization."+k.Brand+"/ui-permissions"]), &list) == nil {
+			for _, p := range list {
+				ui[p] = true
+			}
+		}
+	}
+	uiList := make([]string, 0, len(ui))
+	for p := range ui {
+		uiList = append(uiList, p)
+	}
+	slices.Sort(uiList)
+	c.JSON(http.StatusOK, gin.H{"roles": bound, "permissions": perms, "uiPermissions": uiList})
+	return nil
+}
+
+type grantRequest struct {
+	Roles []string `json:"roles"`
+}
+
+func decodeJSON(c *gin.Context, v any) error {
+	dec := json.NewDecoder(c.Request.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return problem.New(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes", tooLarge.Limit)
+		}
+		return problem.Invalid("cannot decode the request body: " + err.Error())
+	}
+	return nil
+}
+
+func (k *Console) grant(c *gin.Context) error {
+	name, err := k.user(c)
+	if err != nil {
+		return err
+	}
+	var req grantRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if _, err := k.Users.Get(c, name); err != nil {
+		return err
+	}
+	if err := k.mayGrant(c, req.Roles); err != nil {
+		return err
+	}
+	if err := k.replaceBindings(c, name, req.Roles); err != nil {
+		return err
+	}
+	d, err := k.detail(c, name)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, d)
+	return nil
+}
+
+// mayGrant refuses roles that do not exist and roles whose rules (with
+// their dependencies) the caller does not hold: no privilege escalation.
+func (k *Console) mayGrant(c *gin.Context, roles []string) error {
+	caller := IdentityOf(c)
+	var errs object.FieldErrors
+	for i, name := range roles {
+		rules, err := k.rulesOf(c, name, map[string]bool{})
+		if errors.Is(err, store.ErrNotFound) {
+			errs.Add(fmt.Sprintf("roles[%d]", i), "role %q does not exist", name)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !k.Rules.Covers(caller.User, rules) {
+			return problem.New(http.StatusForbidden, "user %q may not grant role %q: it allows more than the user holds", caller.User, name)
+		}
+	}
+	if len(errs) > 0 {
+		return problem.Invalid("the request names roles that do not exist", errs...)
+	}
+	return nil
+}
+
+// rulesOf collects a role's rules and, transitively, its dependencies'.
+func (k *Console) rulesOf(ctx context.Context, name string, seen map[string]bool) ([]rbac.PolicyRule, error) {
+	if seen[name] {
+		return nil, nil
+	}
+	seen[name] = true
+	r, err := k.Roles.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := toPolicyRules(r.Rules)
+	var deps []string
+	if raw := r.Metadata.Annotations["rbac.authorization."+k.Brand+"/dependencies"]; raw != "" {
+		_ = json.Unmarshal([]byte(raw), &deps) // a malformed list grants nothing extra
+	}
+	for _, d := range deps {
+		more, err := k.rulesOf(ctx, d, seen)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
+	return out, nil
+}
+
+func toPolicyRules(rs []core.PolicyRule) []rbac.PolicyRule {
+	out := make([]rbac.PolicyRule, len(rs))
+	for i, r := range rs {
+		out[i] = rbac.PolicyRule{APIGroups: r.APIGroups, Resources: r.Resources, ResourceNames: r.ResourceNames, NonResourceURLs: r.NonResourceURLs, Verbs: r.Verbs}
+	}
+	return out
+}
+
+// replaceBindings makes roles exactly the user's bound roles, as Halo's
+// grant does: the user leaves other bindings (emptied ones are deleted)
+// and gets a binding <user>-<role>-binding for each new role.
+func (k *Console) replaceBindings(ctx context.Context, user string, roles []string) error {
+	want := map[string]bool{}
+	for _, r := range roles {
+		want[r] = true
+	}
+	all, err := k.Bindings.List(ctx, client.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, b := range all.Items {
+		i := slices.IndexFunc(b.Subjects, func(s core.RoleBindingSubjectsItem) bool { return s.Kind == "User" && s.Name == user })
+		if i < 0 {
+			continue
+		}
+		if want[b.RoleRef.Name] {
+			delete(want, b.RoleRef.Name)
+			continue
+		}
+		b.Subjects = slices.Delete(b.Subjects, i, i+1)
+		if len(b.Subjects) == 0 {
+			_, err = k.Bindings.Delete(ctx, b.Metadata.Name)
+		} else {
+			_, err = k.Bindings.Update(ctx, b)
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("security: unbind %s from %s: %w", user, b.RoleRef.Name, err)
+		}
+	}
+	for _, r := range slices.Sorted(func(yield func(string) bool) {
+		for r := range want {
+			if !yield(r) {
+				return
+			}
+		}
+	}) {
+		if err := bind(ctx, k.Bindings, user, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bind gives user the role through the binding <user>-<role>-binding.
+func bind(ctx context.Context, bindings *core.RoleBindingClient, user, role string) error {
+	b := core.NewRoleBinding(user + "-" + role + "-binding")
+	b.RoleRef = core.RoleBindingRoleRef{Kind: "Role", Name: role}
+	b.Subjects = []core.RoleBindingSubjectsItem{{Kind: "User", Name: user}}
+	if _, err := bindings.Create(ctx, b); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+		return fmt.Errorf("security: bind %s to %s: %w", user, role, err)
+	}
+	return nil
+}
+
+type createUserRequest struct {
+	Name        string   `json:"name"`
+	Email       string   `json:"email"`
+	DisplayName string   `json:"displayName"`
+	Password    string   `json:"password"`
+	Roles       []string `json:"roles"`
+}
+
+func (k *Console) createUser(c *gin.Context) error {
+	var req createUserRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	var errs object.FieldErrors
+	if err := object.ValidateName(req.Name); err != nil {
+		errs.Add("name", "%s", err)
+	}
+	if req.Password == "" {
+		errs.Add("password", "is required")
+	}
+	if len(errs) > 0 {
+		return problem.Invalid("the user is invalid; see errors", errs...)
+	}
+	if err := k.mayGrant(c, req.Roles); err != nil {
+		return err
+	}
+	hash, err := authn.HashPassword(req.Password)
+	if err != nil {
+		return problem.Invalid("the password cannot be used", object.FieldError{Field: "password", Message: err.Error()})
+	}
+	u := core.NewUser(req.Name)
+	u.Spec.DisplayName = req.DisplayName
+	if u.Spec.DisplayName == "" {
+		u.Spec.DisplayName = req.Name
+	}
+	if req.Email != "" {
+		u.Spec.Email = &req.Email
+	}
+	u.Spec.Password = &hash
+	now := k.now().UTC()
+	u.Spec.RegisteredAt = &now
+	created, err := k.Users.Create(c, u)
+	if err != nil {
+		return err
+	}
+	if err := k.replaceBindings(c, req.Name, req.Roles); err != nil {
+		return err
+	}
+	c.Header("Location", "/api/v1alpha1/users/"+created.Metadata.Name)
+	c.JSON(http.StatusCreated, redacted(created))
+	return nil
+}
+
+func (k *Console) now() time.Time {
+	if k.Now != nil {
+		return k.Now()
+	}
+	return time.Now()
+}
+
+type passwordRequest struct {
+	Password    string `json:"password"`
+	OldPassword string `json:"oldPassword"`
+}
+
+func (k *Console) changePassword(c *gin.Context) error {
+	self := c.Param("name") == "-"
+	name, err := k.user(c)
+	if err != nil {
+		return err
+	}
+	var req passwordRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Password == "" {
+		return problem.Invalid("a new password is required", object.FieldError{Field: "password", Message: "is required"})
+	}
+	u, err := k.Users.Get(c, name)
+	if err != nil {
+		return err
+	}
+	if self && (u.Spec.Password == nil || !authn.CheckPassword(*u.Spec.Password, req.OldPassword)) {
+		return problem.Invalid("the old password is wrong", object.FieldError{Field: "oldPassword", Message: "does not match the current password"})
+	}
+	hash, err := authn.HashPassword(req.Password)
+	if err != nil {
+		return problem.Invalid("the password cannot be used", object.FieldError{Field: "password", Message: err.Error()})
+	}
+	u.Spec.Password = &hash
+	updated, err := k.Users.Update(c, u)
+	if err != nil {
+		return err
+	}
+	k.Authn.Forget(name)
+	c.JSON(http.StatusOK, redacted(updated))
+	return nil
+}
+
+// tokenOwner is the user whose tokens the path names: only the caller's
+// own tokens are reachable.
+func (k *Console) tokenOwner(c *gin.Context) (string, error) {
+	name, err := k.user(c)
+	if err != nil {
+		return "", err
+	}
+	if id := IdentityOf(c); name != id.User {
+		return "", problem.New(http.StatusForbidden, "personal access tokens are managed by their owner only (use users/-)")
+	}
+	return name, nil
+}
+
+func (k *Console) ownToken(c *gin.Context) (*core.PersonalAccessToken, error) {
+	owner, err := k.tokenOwner(c)
+	if err != nil {
+		return nil, err
+	}
+	t, err := k.Tokens.Get(c, c.Param("token"))
+	if err != nil {
+		return nil, err
+	}
+	if t.Spec.Username != owner {
+		return nil, &store.NotFoundError{Kind: core.PersonalAccessTokenKind, Name: c.Param("token")}
+	}
+	return t, nil
+}
+
+func (k *Console) listTokens(c *gin.Context) error {
+	owner, err := k.tokenOwner(c)
+	if err != nil {
+		return err
+	}
+	res, err := k.Tokens.List(c, client.ListOptions{FieldSelector: []string{core.PersonalAccessTokenIndexSpecUsername + "=" + owner}})
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, res)
+	return nil
+}
+
+func (k *Console) getToken(c *gin.Context) error {
+	t, err := k.ownToken(c)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, t)
+	return nil
+}
+
+// AccessTokenAnnotation carries a new token in the create response only
+// (Halo's shape); the token is never stored or shown again.
+func (k *Console) AccessTokenAnnotation() string { return "security." + k.Brand + "/access-token" }
+
+type createTokenRequest struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		DisplayName string     `json:"displayName"`
+		Description string     `json:"description"`
+		Roles       []string   `json:"roles"`
+		ExpiresAt   *time.Time `json:"expiresAt"`
+	} `json:"spec"`
+}
+
+func (k *Console) createToken(c *gin.Context) error {
+	owner, err := k.tokenOwner(c)
+	if err != nil {
+		return err
+	}
+	var req createTokenRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	bound := k.Rules.BoundRoles(owner)
+	var errs object.FieldErrors
+	for i, r := range req.Spec.Roles {
+		if !slices.Contains(bound, r) {
+			errs.Add(fmt.Sprintf("spec.roles[%d]", i), "role %q is not one of yours", r)
+		}
+	}
+	if req.Spec.ExpiresAt != nil && !req.Spec.ExpiresAt.After(k.now()) {
+		errs.Add("spec.expiresAt", "must be in the future")
+	}
+	if len(errs) > 0 {
+		return problem.Invalid("the token request is invalid; see errors", errs...)
+	}
+	token, hash, err := authn.NewToken()
+	if err != nil {
+		return err
+	}
+	name := req.Metadata.Name
+	if name == "" {
+		var b [5]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return fmt.Errorf("security: token name: %w", err)
+		}
+		name = "pat-" + owner + "-" + hex.EncodeToString(b[:])
+	}
+	t := core.NewPersonalAccessToken(name)
+	t.Spec.Username = owner
+	t.Spec.TokenHash = hash
+	t.Spec.Roles = req.Spec.Roles
+	if t.Spec.Roles == nil {
+		// A token without roles would carry all of the owner's, including
+		// ones granted later; pin it to what the owner holds today.
+		t.Spec.Roles = bound
+	}
+	t.Spec.ExpiresAt = req.Spec.ExpiresAt
+	if req.Spec.DisplayName != "" {
+		t.Spec.DisplayName = &req.Spec.DisplayName
+	}
+	if req.Spec.Description != "" {
+		t.Spec.Description = &req.Spec.Description
+	}
+	created, err := k.Tokens.Create(c, t)
+	if err != nil {
+		return err
+	}
+	if created.Metadata.Annotations == nil {
+		created.Metadata.Annotations = map[string]string{}
+	}
+	created.Metadata.Annotations[k.AccessTokenAnnotation()] = token
+	c.JSON(http.StatusCreated, created)
+	return nil
+}
+
+func (k *Console) revokeToken(c *gin.Context) error {
+	t, err := k.ownToken(c)
+	if err != nil {
+		return err
+	}
+	yes := true
+	t.Spec.Revoked = &yes
+	updated, err := k.Tokens.Update(c, t)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, updated)
+	return nil
+}
+
+func (k *Console) deleteToken(c *gin.Context) error {
+	t, err := k.ownToken(c)
+	if err != nil {
+		return err
+	}
+	deleted, err := k.Tokens.Delete(c, t.Metadata.Name)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, deleted)
+	return nil
+}
+
+// listAll lists up to size objects (0: all).
+func listAll(size int) client.ListOptions { return client.ListOptions{Size: size} }

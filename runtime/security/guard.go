@@ -1,0 +1,71 @@
+package security
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/authn"
+	"github.com/svcrun/svc/runtime/rbac"
+)
+
+const identityKey = "svc.identity"
+
+// Challenge is the WWW-Authenticate header of every 401 (CONTRACT §5).
+const Challenge = `Basic realm="svc"`
+
+// Guard authenticates and authorises every request before routing, so a
+// caller who may not ask learns nothing, not even whether a path exists.
+type Guard struct {
+	Authn *authn.Authenticator
+	Rules *rbac.Resolver
+}
+
+// Check is the api.Options.Guard hook.
+func (g *Guard) Check(c *gin.Context) error {
+	id, err := g.Authn.Authenticate(c.Request.Context(), c.Request.Header)
+	if err != nil {
+		return unauthorized("the credentials are not valid")
+	}
+	c.Set(identityKey, id)
+	info := rbac.ParseRequest(c.Request)
+	if g.allows(id, &info) {
+		return nil
+	}
+	if !id.Authenticated {
+		return unauthorized("this request needs credentials: HTTP Basic or a personal access token")
+	}
+	return problem.New(http.StatusForbidden, "user %q is not allowed to %s %s", id.User, info.Verb, describe(&info))
+}
+
+func (g *Guard) allows(id authn.Identity, info *rbac.RequestInfo) bool {
+	if id.Roles != nil {
+		return g.Rules.AuthorizeRoles(id.User, id.Roles, info)
+	}
+	return g.Rules.Authorize(id.User, info)
+}
+
+func describe(info *rbac.RequestInfo) string {
+	if !info.IsResourceRequest {
+		return info.Path
+	}
+	s := info.CombinedResource()
+	if info.APIGroup != "" {
+		s += " in group " + info.APIGroup
+	}
+	if n := info.ResourceName(); n != "" {
+		s += " named " + n
+	}
+	return s
+}
+
+func unauthorized(detail string) error {
+	return &problem.Error{Status: http.StatusUnauthorized, Detail: detail, Header: http.Header{"Www-Authenticate": {Challenge}}}
+}
+
+// IdentityOf returns the identity the guard established for c.
+func IdentityOf(c *gin.Context) authn.Identity {
+	v, _ := c.Get(identityKey)
+	id, _ := v.(authn.Identity)
+	return id
+}

@@ -1,0 +1,90 @@
+package security
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/svcrun/svc/generated/core"
+	"github.com/svcrun/svc/runtime/api"
+	"github.com/svcrun/svc/runtime/authn"
+	"github.com/svcrun/svc/runtime/authz"
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/rbac"
+	"github.com/svcrun/svc/runtime/store"
+)
+
+// Options configure Setup.
+type Options struct {
+	Brand string
+	// AdminPassword is the first administrator's password; empty makes a
+	// random one, written once to Out.
+	AdminPassword string
+	Out           io.Writer
+	Logger        *slog.Logger
+}
+
+// Security is access control, ready to put in front of an api.Server.
+type Security struct {
+	Guard   *Guard
+	Console *Console
+	// Models are the core models (users, roles, role bindings, personal
+	// access tokens, plugins), registered in the store; serve them with
+	// their Routes.
+	Models []*model.Model
+	Routes map[*model.Model]api.ModelRoutes
+}
+
+// Setup registers the core models in st, loads the built-in roles, creates
+// the first administrator on an empty store, and starts keeping the rule
+// resolver in step with roles and bindings until ctx ends. It returns once
+// the resolver has seen every stored role and binding.
+func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	users, roles, bindings, tokens, plugins := core.UserModel(), core.RoleModel(), core.RoleBindingModel(), core.PersonalAccessTokenModel(), core.PluginModel()
+	ProtectUsers(users)
+	s := &Security{
+		Models: []*model.Model{roles, bindings, users, tokens, plugins},
+		Routes: map[*model.Model]api.ModelRoutes{
+			roles: core.RegisterRoleRoutes, bindings: core.RegisterRoleBindingRoutes, users: core.RegisterUserRoutes,
+			tokens: core.RegisterPersonalAccessTokenRoutes, plugins: core.RegisterPluginRoutes,
+		},
+	}
+	for _, m := range s.Models {
+		if err := st.Register(ctx, m); err != nil {
+			return nil, fmt.Errorf("security: register %s: %w", m.Kind, err)
+		}
+	}
+	rc, bc, uc, tc := core.NewRoleClient(st, roles), core.NewRoleBindingClient(st, bindings), core.NewUserClient(st, users), core.NewPersonalAccessTokenClient(st, tokens)
+	if err := EnsureBuiltinRoles(ctx, rc, opts.Brand); err != nil {
+		return nil, err
+	}
+	if err := EnsureAdmin(ctx, uc, bc, opts.AdminPassword, opts.Out); err != nil {
+		return nil, err
+	}
+	resolver := rbac.NewResolver(opts.Brand)
+	ready := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- authz.Sync(ctx, rc, bc, resolver, func() { close(ready) })
+	}()
+	select {
+	case <-ready:
+	case err := <-errc:
+		return nil, fmt.Errorf("security: follow roles and bindings: %w", err)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	go func() {
+		if err := <-errc; err != nil && ctx.Err() == nil {
+			opts.Logger.Error("role sync stopped; role changes no longer take effect", "err", err)
+		}
+	}()
+	an := authn.New(uc, tc, authn.Options{Logger: opts.Logger})
+	s.Guard = &Guard{Authn: an, Rules: resolver}
+	s.Console = &Console{Users: uc, Roles: rc, Bindings: bc, Tokens: tc, Rules: resolver, Authn: an, Brand: opts.Brand}
+	return s, nil
+}
