@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,10 @@ type Options struct {
 	// control); an error is written as the problem response. Nil admits
 	// everything.
 	Guard func(c *gin.Context) error
+	// NotReady names what keeps the server from being ready besides index
+	// builds (plugins not started yet); /readyz answers 503 while it
+	// returns anything. Nil adds nothing.
+	NotReady func() []string
 }
 
 // Routes adds a set of routes (a plugin's custom API, the console API) to
@@ -81,12 +86,26 @@ func New(opts Options) *Server {
 // ServeHTTP serves with the current engine.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.Load().ServeHTTP(w, r) }
 
-// Mount adds (or replaces) the route set named key and rebuilds.
-func (s *Server) Mount(key string, routes Routes) {
+// Mount adds (or replaces) the route set named key and rebuilds. A route
+// set that clashes with the routes already served (Gin refuses a path
+// whose wildcard differs from a served one) is an error: it is removed
+// again and the served routes stay as they were.
+func (s *Server) Mount(key string, routes Routes) error {
 	s.mu.Lock()
+	old, had := s.routes[key]
 	s.routes[key] = routes
 	s.mu.Unlock()
-	s.Rebuild()
+	if err := s.Rebuild(); err != nil {
+		s.mu.Lock()
+		if had {
+			s.routes[key] = old
+		} else {
+			delete(s.routes, key)
+		}
+		s.mu.Unlock()
+		return fmt.Errorf("mount %s: %w", key, err)
+	}
+	return nil
 }
 
 // UseRoutes makes f mount m's CRUD routes instead of DefaultRoutes (the
@@ -114,11 +133,26 @@ func (s *Server) Unmount(key string) {
 func (s *Server) Close() { s.once.Do(func() { close(s.closing) }) }
 
 // Rebuild builds an engine for the current models and route sets and
-// swaps it in.
-func (s *Server) Rebuild() {
+// swaps it in. When the routes clash (Gin panics on conflicting
+// wildcards), the engine in service stays and the clash is returned.
+func (s *Server) Rebuild() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := gin.New()
+	e, err := s.build()
+	if err != nil {
+		return err
+	}
+	s.engine.Store(e)
+	return nil
+}
+
+func (s *Server) build() (e *gin.Engine, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			e, err = nil, fmt.Errorf("routes clash: %v", v)
+		}
+	}()
+	e = gin.New()
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
@@ -153,7 +187,7 @@ func (s *Server) Rebuild() {
 	for _, k := range keys {
 		s.routes[k](e)
 	}
-	s.engine.Store(e)
+	return e, nil
 }
 
 // BasePath is where a model's collection is served: /apis/<group>/<version>/<plural>,
@@ -176,6 +210,13 @@ func (s *Server) readyz(c *gin.Context) {
 		c.Header("Retry-After", "1")
 		s.fail(c, problem.New(http.StatusServiceUnavailable, "not ready: indexes are being built for %v", building))
 		return
+	}
+	if s.opts.NotReady != nil {
+		if waiting := s.opts.NotReady(); len(waiting) > 0 {
+			c.Header("Retry-After", "1")
+			s.fail(c, problem.New(http.StatusServiceUnavailable, "not ready: %s", strings.Join(waiting, "; ")))
+			return
+		}
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "ok"})
 }

@@ -34,6 +34,9 @@ type Security struct {
 	// their Routes.
 	Models []*model.Model
 	Routes map[*model.Model]api.ModelRoutes
+	// PluginModel is the core Plugin model (one of Models), which the
+	// plugin manager follows.
+	PluginModel *model.Model
 }
 
 // Setup registers the core models in st, loads the built-in roles, creates
@@ -47,7 +50,8 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	users, roles, bindings, tokens, plugins := core.UserModel(), core.RoleModel(), core.RoleBindingModel(), core.PersonalAccessTokenModel(), core.PluginModel()
 	ProtectUsers(users)
 	s := &Security{
-		Models: []*model.Model{roles, bindings, users, tokens, plugins},
+		Models:      []*model.Model{roles, bindings, users, tokens, plugins},
+		PluginModel: plugins,
 		Routes: map[*model.Model]api.ModelRoutes{
 			roles: core.RegisterRoleRoutes, bindings: core.RegisterRoleBindingRoutes, users: core.RegisterUserRoutes,
 			tokens: core.RegisterPersonalAccessTokenRoutes, plugins: core.RegisterPluginRoutes,

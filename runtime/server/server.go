@@ -21,6 +21,7 @@ import (
 	"github.com/svcrun/svc/runtime/api/openapi"
 	"github.com/svcrun/svc/runtime/api/swaggerui"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/plugin"
 	"github.com/svcrun/svc/runtime/security"
 	"github.com/svcrun/svc/runtime/store"
 )
@@ -36,6 +37,10 @@ type Config struct {
 	// Out receives the first administrator's generated password (once, on
 	// an empty store); nil means the process's stdout.
 	Out io.Writer
+	// Plugins are started and stopped through their Plugin objects; nil
+	// means every plugin registered with plugin.Register (the plugins a
+	// custom binary blank-imports).
+	Plugins []plugin.Plugin
 }
 
 // DefaultBrand is the brand domain when none is configured (CONTRACT §1).
@@ -127,8 +132,14 @@ type Server struct {
 	API      *api.Server
 	Store    *store.Store
 	Registry *model.Registry
+	Plugins  *plugin.Manager
 	log      *slog.Logger
 	done     chan error
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+	stopPlugins  context.CancelFunc
+	pluginsDone  chan struct{}
 }
 
 // Start opens the store, serves on ln and registers cfg's models in the
@@ -160,18 +171,26 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 			return nil, err
 		}
 	}
+	var plugins *plugin.Manager
 	a := api.New(api.Options{Store: st, Registry: reg, Logger: log, Guard: sec.Guard.Check,
-		OpenAPI: openAPIDoc(reg), SwaggerUI: swaggerui.Handler("/swagger-ui/")})
+		OpenAPI: openAPIDoc(reg), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
+		NotReady: func() []string { return plugins.NotReady() }})
 	sec.Console.Fail = a.Fail
 	for m, f := range sec.Routes {
 		a.UseRoutes(m, f)
 	}
-	a.Mount("console", sec.Console.Routes)
+	if err := a.Mount("console", sec.Console.Routes); err != nil {
+		st.Close()
+		return nil, err
+	}
+	plugins = plugin.NewManager(plugin.Options{Store: st, Registry: reg, API: a, PluginModel: sec.PluginModel,
+		Brand: f.BrandDomain, Logger: log, Plugins: cfg.Plugins})
 	s := &Server{
 		HTTP:     &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
 		API:      a,
 		Store:    st,
 		Registry: reg,
+		Plugins:  plugins,
 		log:      log,
 		done:     make(chan error, 1),
 	}
@@ -188,7 +207,19 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 	for m, f := range cfg.Routes {
 		a.UseRoutes(m, f)
 	}
-	a.Rebuild()
+	if err := a.Rebuild(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	pctx, stopPlugins := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopPlugins = stopPlugins
+	s.pluginsDone = make(chan struct{})
+	go func() {
+		defer close(s.pluginsDone)
+		if err := plugins.Run(pctx); err != nil {
+			log.Error("plugin manager stopped", "err", err)
+		}
+	}()
 	go func() { s.done <- s.HTTP.Serve(ln) }()
 	go func() {
 		for _, m := range cfg.Models {
@@ -243,8 +274,14 @@ func names(ms []*model.Model) []string {
 }
 
 // Shutdown stops accepting, waits up to grace for requests in flight,
-// closes watch streams, then flushes and closes the store.
+// closes watch streams, stops the plugins' controllers, then flushes and
+// closes the store. Later calls return the first call's result.
 func (s *Server) Shutdown(grace time.Duration) error {
+	s.shutdownOnce.Do(func() { s.shutdownErr = s.shutdown(grace) })
+	return s.shutdownErr
+}
+
+func (s *Server) shutdown(grace time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	s.API.Close()
@@ -252,6 +289,9 @@ func (s *Server) Shutdown(grace time.Duration) error {
 	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
+	// Plugins' controllers end before the store closes under them.
+	s.stopPlugins()
+	<-s.pluginsDone
 	if cerr := s.Store.Close(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}

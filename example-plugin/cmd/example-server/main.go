@@ -1,20 +1,13 @@
-// Command example-server is the custom server binary of the example plugin:
-// the svc core plus the plugin's generated Person model and routes. Access
-// control and the plugin lifecycle (custom APIs, controller) are not wired
-// in yet.
+// Command example-server is a custom svc server binary: the core (users,
+// roles, the console API) plus the plugins it imports, here the example
+// plugin. Any server binary has this shape: blank imports of plugins and
+// one call to server.Main. `svcgen build --with <plugin>` writes and builds
+// such a file for any list of plugins.
 package main
 
 import (
-	example "github.com/svcrun/svc/example-plugin"
-	"github.com/svcrun/svc/runtime/api"
-	"github.com/svcrun/svc/runtime/model"
+	_ "github.com/svcrun/svc/example-plugin"
 	"github.com/svcrun/svc/runtime/server"
 )
 
-func main() {
-	person := example.PersonModel()
-	server.Main(server.Config{
-		Models: []*model.Model{person},
-		Routes: map[*model.Model]api.ModelRoutes{person: example.RegisterPersonRoutes},
-	})
-}
+func main() { server.Main(server.Config{}) }

@@ -5,26 +5,57 @@
 //
 // With -check it writes nothing and fails when the files in -out differ
 // from what it would generate.
+//
+// "svcgen build" makes a custom server binary with plugins compiled in,
+// like xcaddy does for Caddy (see generator/build):
+//
+//	svcgen build --with example.com/my/plugin@v1.2.3 --with ./local/plugin -o myserver
+//
+// See "svcgen build -h" for its flags.
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/svcrun/svc/generator"
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	// Interrupting a build cancels the go commands and still removes the
+	// temporary module.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "svcgen:", strings.ReplaceAll(err.Error(), "\n", "\nsvcgen: "))
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	// Generation takes only flags, so a first argument "build" cannot be
+	// one of its command lines.
+	if len(args) > 0 && args[0] == "build" {
+		return runBuild(ctx, args[1:], stderr)
+	}
 	fs := flag.NewFlagSet("svcgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: svcgen -schema <file> [flags]   generate a plugin's Go package\n"+
+			"       svcgen build [flags]             build a custom server binary (svcgen build -h)\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
 	var cfg generator.Config
 	fs.StringVar(&cfg.Schema, "schema", "", "the plugin's OpenAPI 3.0 document (YAML or JSON)")
 	fs.StringVar(&cfg.Extensions, "extensions", "", "folder of the plugin's extension files (role templates); empty for none")

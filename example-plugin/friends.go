@@ -1,0 +1,180 @@
+package example
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/svcrun/svc/runtime/client"
+	"github.com/svcrun/svc/runtime/controller"
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store"
+)
+
+// FriendControllerName names the friend counter in logs.
+const FriendControllerName = "example-friend-counter"
+
+// settleDelay is how soon a count that the memory of friend links does not
+// confirm is taken again (see Reconcile).
+const settleDelay = 200 * time.Millisecond
+
+// beingDeleted is a field term every object being deleted matches: field
+// terms exclude objects without a value, even for "!=".
+const beingDeleted = "metadata.deletionTimestamp!=1970-01-01T00:00:00Z"
+
+// NewFriendController returns the controller that keeps every Person's
+// status.friendCount; the plugin hands it to the host to run. m is the
+// Person model registered in st.
+func NewFriendController(st *store.Store, m *model.Model, log *slog.Logger) *controller.Controller {
+	fc := NewFriendCounter(NewPersonClient(st, m))
+	c := controller.New(controller.Options{Name: FriendControllerName, Store: st, Model: m, Reconciler: fc, Workers: 2, Logger: log})
+	fc.SetEnqueue(c.Enqueue)
+	return c
+}
+
+// FriendCounter is the reconciler that keeps status.friendCount of every
+// Person equal to the number of Persons whose spec.friend names it. Persons
+// being deleted (deletionTimestamp set, held by a finalizer) do not count.
+//
+// Counts come from the spec.friend index. The counter also remembers the
+// friend each Person named when last reconciled, so that a changed or
+// deleted link recounts its old target as well as its new one; every
+// Person is reconciled once at start, which fills that memory.
+type FriendCounter struct {
+	persons *PersonClient
+	enqueue func(name string)
+
+	mu       sync.Mutex
+	friendOf map[string]string // person → friend it named when last seen
+	namedBy  map[string]int64  // friend → how many friendOf entries name it
+}
+
+// NewFriendCounter returns a counter working through persons. Call
+// SetEnqueue before it reconciles; NewFriendController does.
+func NewFriendCounter(persons *PersonClient) *FriendCounter {
+	return &FriendCounter{persons: persons, friendOf: map[string]string{}, namedBy: map[string]int64{}}
+}
+
+// SetEnqueue gives the counter its controller's Enqueue, with which it
+// queues the persons whose count a link change affects. Call it before
+// the controller starts.
+func (f *FriendCounter) SetEnqueue(enqueue func(name string)) { f.enqueue = enqueue }
+
+// Reconcile looks at req's Person in both roles: as a friend-giver, it
+// queues the old and new target of a changed link; as a target, it counts
+// the Persons naming it and writes the count to its status.
+//
+// A count taken between two changes of one link can include a Person whose
+// reconcile sees neither the link's old nor its new target (A: B→C→D
+// while C is counted). So a count is only final when it agrees with the
+// remembered links read after it; otherwise the links are still moving
+// and the Person is counted again shortly.
+func (f *FriendCounter) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
+	p, err := f.persons.Get(ctx, req.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		p = nil
+	} else if err != nil {
+		return controller.Result{}, fmt.Errorf("friend counter: get person %s: %w", req.Name, err)
+	}
+	alive := p != nil && p.Metadata.DeletionTimestamp == nil
+	friend := ""
+	if alive && p.Spec.Friend != nil {
+		friend = *p.Spec.Friend
+	}
+	if old, changed := f.remember(req.Name, friend); changed && f.enqueue != nil {
+		if old != "" {
+			f.enqueue(old)
+		}
+		if friend != "" {
+			f.enqueue(friend)
+		}
+	}
+	if !alive {
+		return controller.Result{}, nil // nothing to write on a Person going away
+	}
+
+	n, err := f.count(ctx, req.Name, false)
+	if err != nil {
+		return controller.Result{}, err
+	}
+	seen := f.seen(req.Name)
+	if n != seen {
+		// Only now pay for finding persons being deleted among the counted.
+		if n, err = f.count(ctx, req.Name, true); err != nil {
+			return controller.Result{}, err
+		}
+		seen = f.seen(req.Name)
+	}
+	if p.Status == nil || p.Status.FriendCount == nil || *p.Status.FriendCount != n {
+		var st PersonStatus
+		if p.Status != nil {
+			st = *p.Status
+		}
+		st.FriendCount = &n
+		p.Status = &st
+		// Only the status differs from the object as read, and its version
+		// is the precondition: a concurrent edit is a conflict, retried by
+		// the controller, and never overwritten.
+		if _, err := f.persons.Update(ctx, p); err != nil {
+			return controller.Result{}, fmt.Errorf("friend counter: update status of person %s: %w", req.Name, err)
+		}
+	}
+	if n != seen {
+		return controller.Result{RequeueAfter: settleDelay}, nil
+	}
+	return controller.Result{}, nil
+}
+
+// count returns how many Persons name name as their friend, less those
+// being deleted when exact is set, from the spec.friend index's totals.
+func (f *FriendCounter) count(ctx context.Context, name string, exact bool) (int64, error) {
+	byFriend := PersonIndexSpecFriend + "=" + name
+	res, err := f.persons.List(ctx, client.ListOptions{FieldSelector: []string{byFriend}, Size: 1})
+	if err != nil {
+		return 0, fmt.Errorf("friend counter: count friends of %s: %w", name, err)
+	}
+	n := res.Total
+	if !exact || n == 0 {
+		return n, nil
+	}
+	res, err = f.persons.List(ctx, client.ListOptions{FieldSelector: []string{byFriend, beingDeleted}, Size: 1})
+	if err != nil {
+		return 0, fmt.Errorf("friend counter: count deleted friends of %s: %w", name, err)
+	}
+	return n - res.Total, nil
+}
+
+// remember records that person now names friend ("" for none) and returns
+// the friend it named before, and whether that changed.
+func (f *FriendCounter) remember(person, friend string) (old string, changed bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old = f.friendOf[person]
+	if old == friend {
+		return old, false
+	}
+	if old != "" {
+		if f.namedBy[old]--; f.namedBy[old] == 0 {
+			delete(f.namedBy, old)
+		}
+	}
+	if friend == "" {
+		delete(f.friendOf, person)
+	} else {
+		f.friendOf[person] = friend
+		f.namedBy[friend]++
+	}
+	return old, true
+}
+
+// seen returns how many remembered links name name.
+func (f *FriendCounter) seen(name string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.namedBy[name]
+}
+
+var _ controller.Reconciler = (*FriendCounter)(nil)

@@ -1,0 +1,478 @@
+package plugin_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/plugin"
+	"github.com/svcrun/svc/runtime/server"
+	"github.com/svcrun/svc/runtime/store/storetest"
+)
+
+const adminPassword = "plugin-test-admin"
+
+// testPlugin serves storetest's Person model with custom routes.
+type testPlugin struct {
+	name     string
+	files    fstest.MapFS
+	gv       string // group-version of its custom route; "" declares none
+	model    func() *model.Model
+	startErr error
+	// started counts Start calls; runs counts runnables running.
+	mu      sync.Mutex
+	started int
+	running int
+}
+
+func (p *testPlugin) Name() string      { return p.name }
+func (p *testPlugin) Extensions() fs.FS { return p.files }
+
+func (p *testPlugin) Start(_ context.Context, h *plugin.Host) error {
+	p.mu.Lock()
+	p.started++
+	p.mu.Unlock()
+	if p.startErr != nil {
+		return p.startErr
+	}
+	if p.model != nil {
+		h.Model(p.model(), nil)
+	}
+	h.Routes(p.gv, func(r gin.IRouter) {
+		r.GET("/hello/:who", func(c *gin.Context) { c.JSON(200, gin.H{"hello": c.Param("who"), "plugin": h.Name()}) })
+	})
+	h.Run(runFunc(func(ctx context.Context) error {
+		p.mu.Lock()
+		p.running++
+		p.mu.Unlock()
+		<-ctx.Done()
+		p.mu.Lock()
+		p.running--
+		p.mu.Unlock()
+		return nil
+	}))
+	return nil
+}
+
+func (p *testPlugin) counts() (int, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started, p.running
+}
+
+type runFunc func(ctx context.Context) error
+
+func (f runFunc) Start(ctx context.Context) error { return f(ctx) }
+
+type env struct {
+	t    *testing.T
+	url  string
+	srv  *server.Server
+	logs *bytes.Buffer
+}
+
+func start(t *testing.T, dir, brand string, plugins ...plugin.Plugin) *env {
+	t.Helper()
+	t.Setenv("SVC_ADMIN_PASSWORD", adminPassword)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &bytes.Buffer{}
+	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil))
+	f := server.Flags{DataDir: dir, BrandDomain: brand, Memory: dir == ""}
+	srv, err := server.Start(context.Background(), f, server.Config{Plugins: plugins, Out: io.Discard}, log, ln)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, url: "http://" + ln.Addr().String(), srv: srv, logs: logs}
+	t.Cleanup(func() { srv.Shutdown(5 * time.Second) })
+	return e
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// do sends a request as admin (or anonymously with anon) and returns the
+// status and decoded body.
+func (e *env) do(method, path, body string, anon bool) (int, map[string]any) {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if !anon {
+		req.SetBasicAuth("admin", adminPassword)
+	}
+	switch method {
+	case "PATCH":
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+	default:
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	b, _ := io.ReadAll(res.Body)
+	_ = json.Unmarshal(b, &out)
+	return res.StatusCode, out
+}
+
+// eventually polls until check passes or a generous deadline passes.
+func (e *env) eventually(what string, check func() (bool, string)) {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, got := check()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: still %s", what, got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (e *env) phase(name string) (string, string) {
+	_, body := e.do("GET", "/api/v1alpha1/plugins/"+name, "", false)
+	st, _ := body["status"].(map[string]any)
+	ph, _ := st["phase"].(string)
+	msg, _ := st["message"].(string)
+	return ph, msg
+}
+
+func (e *env) waitPhase(name, want string) string {
+	e.t.Helper()
+	var msg string
+	e.eventually("plugin "+name+" phase", func() (bool, string) {
+		ph, m := e.phase(name)
+		msg = m
+		return ph == want, fmt.Sprintf("%q (%s), want %s", ph, m, want)
+	})
+	return msg
+}
+
+func (e *env) status(method, path, body string, anon bool) int {
+	e.t.Helper()
+	s, _ := e.do(method, path, body, anon)
+	return s
+}
+
+const roleFile = `# a comment before the first document
+apiVersion: v1alpha1
+kind: Role
+metadata:
+  name: people-role-view-persons
+  labels:
+    svc.run/role-template: "true"
+rules:
+  - apiGroups: ["people.example.com"]
+    resources: ["persons"]
+    verbs: ["get", "list"]
+---
+# a comment-only document
+---
+apiVersion: v1alpha1
+kind: Role
+metadata:
+  name: people-role-public-hello
+  labels:
+    svc.run/role-template: "true"
+    rbac.authorization.svc.run/aggregate-to-anonymous: "true"
+rules:
+  - apiGroups: ["hello.people.example.com"]
+    resources: ["hello"]
+    verbs: ["get"]`
+
+const persons = "/apis/people.example.com/v1alpha1/persons"
+
+func peoplePlugin() *testPlugin {
+	return &testPlugin{
+		name:  "people",
+		gv:    "hello.people.example.com/v1alpha1",
+		model: storetest.PersonModel,
+		files: fstest.MapFS{
+			"roles.yaml":       {Data: []byte(roleFile)},
+			"comments.yml":     {Data: []byte("# nothing here\n# at all\n")},
+			"README.md":        {Data: []byte("not an extension file")},
+			"legacy.yml":       {Data: []byte("groupVersion: people.example.com/v1alpha1\nkind: Person\nmetadata:\n  name: from-legacy-file\nname: Legacy\nage: 40\n")},
+			"nested/skip.yaml": {Data: []byte("not: read")},
+		},
+	}
+}
+
+func TestPluginLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	p := peoplePlugin()
+	e := start(t, dir, "svc.run", p)
+	e.waitPhase("people", plugin.Started)
+	if s := e.status("GET", "/readyz", "", true); s != 200 {
+		t.Fatalf("readyz = %d after every plugin started", s)
+	}
+
+	// Extension objects: both roles, the legacy Person with its fields
+	// moved under spec, and the plugin-name label on each.
+	for _, path := range []string{"/api/v1alpha1/roles/people-role-view-persons", "/api/v1alpha1/roles/people-role-public-hello", persons + "/from-legacy-file"} {
+		s, body := e.do("GET", path, "", false)
+		if s != 200 {
+			t.Fatalf("GET %s = %d %v", path, s, body)
+		}
+		md := body["metadata"].(map[string]any)
+		if got := md["labels"].(map[string]any)["plugin.svc.run/plugin-name"]; got != "people" {
+			t.Errorf("%s plugin-name label = %v", path, got)
+		}
+	}
+	_, legacy := e.do("GET", persons+"/from-legacy-file", "", false)
+	if spec := legacy["spec"].(map[string]any); spec["name"] != "Legacy" || spec["age"] != float64(40) {
+		t.Errorf("legacy object spec = %v", spec)
+	}
+
+	// Custom route under its group-version; public through the aggregated
+	// template.
+	if s, body := e.do("GET", "/apis/hello.people.example.com/v1alpha1/hello/ann", "", true); s != 200 || body["hello"] != "ann" {
+		t.Fatalf("anonymous custom route = %d %v", s, body)
+	}
+	if s := e.status("POST", persons, `{"apiVersion":"people.example.com/v1alpha1","kind":"Person","metadata":{"name":"ann"},"spec":{"name":"Ann"}}`, false); s != 201 {
+		t.Fatalf("create = %d", s)
+	}
+	if _, running := p.counts(); running != 1 {
+		t.Fatalf("runnables running = %d, want 1", running)
+	}
+
+	// Disable: routes 404, templates gone, runnable stopped, data kept.
+	if s := e.status("PATCH", "/api/v1alpha1/plugins/people", `{"spec":{"enabled":false}}`, false); s != 200 {
+		t.Fatalf("disable = %d", s)
+	}
+	e.waitPhase("people", plugin.Stopped)
+	for _, path := range []string{persons + "/ann", "/apis/hello.people.example.com/v1alpha1/hello/ann", "/api/v1alpha1/roles/people-role-view-persons"} {
+		if s := e.status("GET", path, "", false); s != 404 {
+			t.Errorf("GET %s while stopped = %d, want 404", path, s)
+		}
+	}
+	if _, running := p.counts(); running != 0 {
+		t.Errorf("runnables running while stopped = %d", running)
+	}
+	if s := e.status("GET", "/readyz", "", true); s != 200 {
+		t.Errorf("readyz with a disabled plugin = %d, want 200", s)
+	}
+
+	// Enable again: the data is back.
+	if s := e.status("PATCH", "/api/v1alpha1/plugins/people", `{"spec":{"enabled":true}}`, false); s != 200 {
+		t.Fatalf("enable = %d", s)
+	}
+	e.waitPhase("people", plugin.Started)
+	if s, body := e.do("GET", persons+"/ann", "", false); s != 200 || body["spec"].(map[string]any)["name"] != "Ann" {
+		t.Fatalf("GET ann after restart of the plugin = %d %v", s, body)
+	}
+	if started, _ := p.counts(); started != 2 {
+		t.Errorf("Start called %d times, want 2", started)
+	}
+
+	// A restart of the server keeps the plugin's state and data.
+	e.srv.Shutdown(5 * time.Second)
+	e2 := start(t, dir, "svc.run", p)
+	e2.waitPhase("people", plugin.Started)
+	if s := e2.status("GET", persons+"/ann", "", false); s != 200 {
+		t.Fatalf("GET ann after server restart = %d", s)
+	}
+}
+
+func TestDisabledPluginStaysStoppedAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	p := peoplePlugin()
+	e := start(t, dir, "svc.run", p)
+	e.waitPhase("people", plugin.Started)
+	e.status("PATCH", "/api/v1alpha1/plugins/people", `{"spec":{"enabled":false}}`, false)
+	e.waitPhase("people", plugin.Stopped)
+	e.srv.Shutdown(5 * time.Second)
+	e2 := start(t, dir, "svc.run", p)
+	e2.waitPhase("people", plugin.Stopped)
+	if s := e2.status("GET", persons, "", false); s != 404 {
+		t.Errorf("list of a disabled plugin's model = %d, want 404", s)
+	}
+}
+
+func TestBadExtensionFileFailsOnlyThatPlugin(t *testing.T) {
+	cases := []struct {
+		name, file, content string
+		want                []string
+	}{
+		{"syntax", "broken.yaml", "apiVersion: v1alpha1\nkind: Role\nmetadata: [unclosed\n", []string{"broken.yaml", "does not parse"}},
+		{"unknown kind", "setting.yaml", "apiVersion: v1alpha1\nkind: Setting\nmetadata:\n  name: my-settings\nspec: {}\n", []string{"setting.yaml", "Setting my-settings", "unknown kind"}},
+		{"invalid object", "role.yaml", "apiVersion: v1alpha1\nkind: Role\nmetadata:\n  name: Bad_Name\nrules: []\n", []string{"role.yaml", "Role Bad_Name", "metadata.name"}},
+		{"reserved key", "role.yaml", "apiVersion: v1alpha1\nkind: Role\nmetadata:\n  name: bad-role-x\n  labels:\n    team: a\nrules: []\n", []string{"role.yaml", "bad-role-x", "unprefixed"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			good := peoplePlugin()
+			bad := &testPlugin{name: "bad", gv: "v1alpha1", files: fstest.MapFS{
+				"ok.yaml": {Data: []byte("apiVersion: v1alpha1\nkind: Role\nmetadata:\n  name: bad-role-ok\nrules: []\n")},
+				tc.file:   {Data: []byte(tc.content)},
+			}}
+			e := start(t, "", "svc.run", good, bad)
+			msg := e.waitPhase("bad", plugin.Failed)
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q does not name %q", msg, w)
+				}
+			}
+			e.waitPhase("people", plugin.Started)
+			// Nothing of the failed plugin is left behind.
+			if s := e.status("GET", "/api/v1alpha1/roles/bad-role-ok", "", false); s != 404 {
+				t.Errorf("the failed plugin's valid object = %d, want 404 (nothing half-loaded)", s)
+			}
+			if s := e.status("GET", "/apis/plugin.api.svc.run/v1alpha1/plugins/bad/hello/x", "", false); s != 404 {
+				t.Errorf("the failed plugin's route = %d, want 404", s)
+			}
+			if s := e.status("GET", "/readyz", "", true); s != 503 {
+				t.Errorf("readyz with an enabled plugin that failed = %d, want 503", s)
+			}
+			if s := e.status("GET", "/healthz", "", true); s != 200 {
+				t.Errorf("healthz = %d", s)
+			}
+		})
+	}
+}
+
+func TestStartStepErrorFails(t *testing.T) {
+	p := &testPlugin{name: "broken", startErr: fmt.Errorf("no database configured")}
+	e := start(t, "", "svc.run", p)
+	if msg := e.waitPhase("broken", plugin.Failed); !strings.Contains(msg, "no database configured") {
+		t.Errorf("message = %q", msg)
+	}
+	// A failed start is not retried for the same spec...
+	time.Sleep(100 * time.Millisecond)
+	if n, _ := p.counts(); n != 1 {
+		t.Errorf("Start called %d times, want 1", n)
+	}
+	// ...but disabling and enabling again tries once more.
+	e.status("PATCH", "/api/v1alpha1/plugins/broken", `{"spec":{"enabled":false}}`, false)
+	e.waitPhase("broken", plugin.Stopped)
+	e.status("PATCH", "/api/v1alpha1/plugins/broken", `{"spec":{"enabled":true}}`, false)
+	e.waitPhase("broken", plugin.Failed)
+	if n, _ := p.counts(); n != 2 {
+		t.Errorf("Start called %d times after re-enabling, want 2", n)
+	}
+}
+
+func TestVersionOnlyRoutesAndIgnoredRoutes(t *testing.T) {
+	legacy := &testPlugin{name: "legacy", gv: "v1alpha1"}
+	none := &testPlugin{name: "nover", gv: ""}
+	e := start(t, "", "svc.run", legacy, none)
+	e.waitPhase("legacy", plugin.Started)
+	e.waitPhase("nover", plugin.Started)
+	for _, prefix := range []string{"/apis/plugin.api.svc.run/v1alpha1/plugins/legacy", "/apis/api.plugin.svc.run/v1alpha1/plugins/legacy"} {
+		if s, body := e.do("GET", prefix+"/hello/bob", "", false); s != 200 || body["plugin"] != "legacy" {
+			t.Errorf("GET %s/hello/bob = %d %v", prefix, s, body)
+		}
+		// Super-admin only: anonymous callers are asked to sign in.
+		if s := e.status("GET", prefix+"/hello/bob", "", true); s != 401 {
+			t.Errorf("anonymous GET %s = %d, want 401", prefix, s)
+		}
+	}
+	if !strings.Contains(e.logs.String(), "custom routes ignored") {
+		t.Errorf("no warning for routes without a version; logs: %s", e.logs.String())
+	}
+}
+
+func TestRoutesAnswer503UntilStarted(t *testing.T) {
+	release := make(chan struct{})
+	p := &testPlugin{name: "slow", gv: "slow.example.com/v1", model: func() *model.Model {
+		m := storetest.PersonModel()
+		m.Group = "slow.example.com"
+		return m
+	}}
+	p.files = fstest.MapFS{"x.yaml": {Data: []byte("apiVersion: slow.example.com/v1alpha1\nkind: Person\nmetadata:\n  name: seed\nspec:\n  name: Seed\n")}}
+	blocking := &blockingPlugin{testPlugin: p, release: release}
+	e := start(t, "", "svc.run", blocking)
+	e.waitPhase("slow", plugin.Starting)
+	for _, path := range []string{"/apis/slow.example.com/v1/hello/x", "/readyz"} {
+		if s := e.status("GET", path, "", false); s != 503 {
+			t.Errorf("GET %s while starting = %d, want 503", path, s)
+		}
+	}
+	close(release)
+	e.waitPhase("slow", plugin.Started)
+	if s := e.status("GET", "/apis/slow.example.com/v1/hello/x", "", false); s != 200 {
+		t.Errorf("custom route after start = %d", s)
+	}
+	if s := e.status("GET", "/apis/slow.example.com/v1alpha1/persons/seed", "", false); s != 200 {
+		t.Errorf("seed object = %d", s)
+	}
+}
+
+// blockingPlugin holds its extension files until released, keeping the
+// plugin in STARTING after its routes are mounted.
+type blockingPlugin struct {
+	*testPlugin
+	release chan struct{}
+}
+
+func (b *blockingPlugin) Extensions() fs.FS { return blockingFS{b.testPlugin.files, b.release} }
+
+type blockingFS struct {
+	fs.FS
+	release chan struct{}
+}
+
+func (b blockingFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	<-b.release
+	return fs.ReadDir(b.FS, name)
+}
+
+func TestDoNotOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	p := &testPlugin{name: "keep", gv: "v1alpha1", files: fstest.MapFS{
+		"roles.yaml": {Data: []byte("apiVersion: v1alpha1\nkind: Role\nmetadata:\n  name: keep-role-a\n  labels:\n    svc.run/role-template: \"true\"\nrules: []\n---\napiVersion: v1alpha1\nkind: Role\nmetadata:\n  name: keep-role-b\nrules: []\n")},
+	}}
+	e := start(t, dir, "svc.run", p)
+	e.waitPhase("keep", plugin.Started)
+	// An operator edits a and marks it do-not-overwrite; edits b plainly.
+	e.status("PATCH", "/api/v1alpha1/roles/keep-role-a", `{"metadata":{"labels":{"svc.run/do-not-overwrite":"true"}},"rules":[{"nonResourceURLs":["/x"],"verbs":["get"]}]}`, false)
+	e.status("PATCH", "/api/v1alpha1/roles/keep-role-b", `{"rules":[{"nonResourceURLs":["/y"],"verbs":["get"]}]}`, false)
+	e.srv.Shutdown(5 * time.Second)
+	e2 := start(t, dir, "svc.run", p)
+	e2.waitPhase("keep", plugin.Started)
+	_, a := e2.do("GET", "/api/v1alpha1/roles/keep-role-a", "", false)
+	_, b := e2.do("GET", "/api/v1alpha1/roles/keep-role-b", "", false)
+	if rules, _ := a["rules"].([]any); len(rules) != 1 {
+		t.Errorf("do-not-overwrite role was overwritten: %v", a)
+	}
+	if rules, _ := b["rules"].([]any); len(rules) != 0 {
+		t.Errorf("plain role kept its edit, want the file's content: %v", b)
+	}
+	// Stopping removes b but keeps a.
+	e2.status("PATCH", "/api/v1alpha1/plugins/keep", `{"spec":{"enabled":false}}`, false)
+	e2.waitPhase("keep", plugin.Stopped)
+	if s := e2.status("GET", "/api/v1alpha1/roles/keep-role-a", "", false); s != 200 {
+		t.Errorf("do-not-overwrite role after stop = %d, want 200", s)
+	}
+	if s := e2.status("GET", "/api/v1alpha1/roles/keep-role-b", "", false); s != 404 {
+		t.Errorf("plain role after stop = %d, want 404", s)
+	}
+}
