@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/rbac"
 	"github.com/svcrun/svc/runtime/store"
 )
 
@@ -20,6 +21,7 @@ type Host struct {
 	log   *slog.Logger
 	st    *store.Store
 	fail  func(*gin.Context, error)
+	auth  Auth
 
 	models    []modelDecl
 	routes    []routeDecl
@@ -55,6 +57,25 @@ func (h *Host) Store() *store.Store { return h.st }
 // handlers use it so their errors have the same shape and statuses as the
 // generated APIs' (store.ErrNotFound → 404, invalid objects → 400, …).
 func (h *Host) Fail(c *gin.Context, err error) { h.fail(c, err) }
+
+// Caller returns the name of the signed-in user making request c, or
+// false for an anonymous request.
+func (h *Host) Caller(c *gin.Context) (string, bool) {
+	if h.auth.Caller == nil {
+		return "", false
+	}
+	return h.auth.Caller(c)
+}
+
+// Allowed reports whether the caller of c holds a role that allows the
+// request info describes (for example an update of posts/publish), for
+// handlers whose rules go beyond the request's own path.
+func (h *Host) Allowed(c *gin.Context, info *rbac.RequestInfo) bool {
+	if h.auth.Allowed == nil {
+		return false
+	}
+	return h.auth.Allowed(c, info)
+}
 
 // Model declares a model the plugin serves. Its indexes are built from the
 // stored objects before the plugin counts as started (its routes answer
@@ -95,6 +116,13 @@ func (h *Host) Run(r Runnable) {
 		return
 	}
 	h.runnables = append(h.runnables, r)
+}
+
+// Auth is how plugins learn who is calling and what they may do; the
+// server wires it to access control.
+type Auth struct {
+	Caller  func(c *gin.Context) (string, bool)
+	Allowed func(c *gin.Context, info *rbac.RequestInfo) bool
 }
 
 // routePrefixes turns a custom API's group-version into mount points.

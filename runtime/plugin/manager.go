@@ -44,6 +44,8 @@ type Options struct {
 	Logger      *slog.Logger
 	// Plugins are the plugins compiled in; nil means Registered().
 	Plugins []Plugin
+	// Auth tells plugins who is calling and what they may do.
+	Auth Auth
 }
 
 // Manager runs the plugins of a server: it keeps one Plugin object per
@@ -283,7 +285,7 @@ func (in *instance) start(ctx context.Context) (err error) {
 	name := in.p.Name()
 	in.setPhase(Starting)
 	m.writeStatus(ctx, name, Starting, "", false)
-	h := &Host{name: name, brand: m.opts.Brand, log: m.log.With("plugin", name), st: m.opts.Store, fail: m.opts.API.Fail}
+	h := &Host{name: name, brand: m.opts.Brand, log: m.log.With("plugin", name), st: m.opts.Store, fail: m.opts.API.Fail, auth: m.opts.Auth}
 	in.host = h
 	defer func() {
 		if err != nil {

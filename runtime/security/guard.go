@@ -38,6 +38,13 @@ func (g *Guard) Check(c *gin.Context) error {
 	return problem.New(http.StatusForbidden, "user %q is not allowed to %s %s", id.User, info.Verb, describe(&info))
 }
 
+// Allows reports whether the caller of c (as the guard identified it) may
+// make the request info describes; custom handlers use it for checks
+// beyond the request's own path (may this caller publish?).
+func (g *Guard) Allows(c *gin.Context, info *rbac.RequestInfo) bool {
+	return g.allows(IdentityOf(c), info)
+}
+
 func (g *Guard) allows(id authn.Identity, info *rbac.RequestInfo) bool {
 	if id.Roles != nil {
 		return g.Rules.AuthorizeRoles(id.User, id.Roles, info)

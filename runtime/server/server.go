@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/openapi"
 	"github.com/svcrun/svc/runtime/api/swaggerui"
@@ -184,7 +185,14 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 		return nil, err
 	}
 	plugins = plugin.NewManager(plugin.Options{Store: st, Registry: reg, API: a, PluginModel: sec.PluginModel,
-		Brand: f.BrandDomain, Logger: log, Plugins: cfg.Plugins})
+		Brand: f.BrandDomain, Logger: log, Plugins: cfg.Plugins,
+		Auth: plugin.Auth{
+			Caller: func(c *gin.Context) (string, bool) {
+				id := security.IdentityOf(c)
+				return id.User, id.Authenticated
+			},
+			Allowed: sec.Guard.Allows,
+		}})
 	s := &Server{
 		HTTP:     &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
 		API:      a,
