@@ -153,7 +153,7 @@ func (a *modelAPI) admit(c *gin.Context, name string, obj object.Object) error {
 			return err
 		}
 	}
-	return a.m.Admit(old, obj)
+	return a.m.Admit(c, old, obj)
 }
 
 func samePath(obj object.Object, name string) error {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -106,9 +107,11 @@ type Model struct {
 	Schema []byte
 
 	// Admit adjusts or refuses an object the HTTP API is about to write
-	// (old is nil on create), before validation; the core User model uses
-	// it to keep password hashes out of generic writes. Nil admits as is.
-	Admit func(old, obj object.Object) error
+	// (old is nil on create), before validation; ctx is the request's, so
+	// the hook can see who is asking. The core User model uses it to keep
+	// password hashes out of generic writes, Role and RoleBinding to
+	// refuse privilege escalation. Nil admits as is.
+	Admit func(ctx context.Context, old, obj object.Object) error
 
 	// Present rewrites a stored object's JSON before the HTTP API returns
 	// it (responses, lists, watch events); the core User model drops the

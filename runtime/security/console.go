@@ -225,6 +225,8 @@ func (k *Console) mayGrant(c *gin.Context, roles []string) error {
 		if err != nil {
 			return err
 		}
+		// Roles aggregated into it come along with it.
+		rules = append(rules, k.Rules.RulesFor([]string{name})...)
 		if !k.Rules.Covers(caller.User, rules) {
 			return problem.New(http.StatusForbidden, "user %q may not grant role %q: it allows more than the user holds", caller.User, name)
 		}
@@ -237,30 +239,7 @@ func (k *Console) mayGrant(c *gin.Context, roles []string) error {
 
 // rulesOf collects a role's rules and, transitively, its dependencies'.
 func (k *Console) rulesOf(ctx context.Context, name string, seen map[string]bool) ([]rbac.PolicyRule, error) {
-	if seen[name] {
-		return nil, nil
-	}
-	seen[name] = true
-	r, err := k.Roles.Get(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	out := toPolicyRules(r.Rules)
-	var deps []string
-	if raw := r.Metadata.Annotations["rbac.authorization."+k.Brand+"/dependencies"]; raw != "" {
-		_ = json.Unmarshal([]byte(raw), &deps) // a malformed list grants nothing extra
-	}
-	for _, d := range deps {
-		more, err := k.rulesOf(ctx, d, seen)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, more...)
-	}
-	return out, nil
+	return roleRules(ctx, k.Roles, k.Brand, name, seen)
 }
 
 func toPolicyRules(rs []core.PolicyRule) []rbac.PolicyRule {

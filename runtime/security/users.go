@@ -1,6 +1,7 @@
 package security
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 // console API).
 func ProtectUsers(m *model.Model) {
 	m.Present = presentUser
-	m.Admit = func(old, obj object.Object) error {
+	m.Admit = func(_ context.Context, old, obj object.Object) error {
 		u := obj.(*core.User)
 		if old != nil {
 			u.Spec.Password = old.(*core.User).Spec.Password

@@ -1,0 +1,142 @@
+package security
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+
+	"github.com/svcrun/svc/generated/core"
+	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/authn"
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/rbac"
+	"github.com/svcrun/svc/runtime/store"
+)
+
+// identityFrom returns the identity the guard put on a request context
+// (gin's context looks string keys up among its values); false for writes
+// that do not come through the HTTP API.
+func identityFrom(ctx context.Context) (authn.Identity, bool) {
+	id, ok := ctx.Value(identityKey).(authn.Identity)
+	return id, ok
+}
+
+// heldRules are the rules the caller holds: its effective roles', or its
+// token's roles' for a limited token.
+func (g *Guard) heldRules(id authn.Identity) []rbac.PolicyRule {
+	if id.Roles != nil {
+		roles := append(slices.Clone(id.Roles), rbac.AnonymousRole)
+		if id.Authenticated {
+			roles = append(roles, rbac.AuthenticatedRole)
+		}
+		return g.Rules.RulesFor(intersectBound(g.Rules.BoundRoles(id.User), roles))
+	}
+	return g.Rules.RulesFor(g.Rules.EffectiveRoles(id.User))
+}
+
+// intersectBound keeps the token roles the user is still bound to, plus
+// the implicit roles.
+func intersectBound(bound, roles []string) []string {
+	var out []string
+	for _, r := range roles {
+		if r == rbac.AnonymousRole || r == rbac.AuthenticatedRole || slices.Contains(bound, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// GuardRoles makes the generic roles and rolebindings APIs refuse
+// privilege escalation, as Kubernetes' RBAC does: a caller may create or
+// change a Role only if it already holds every rule the role (with its
+// dependencies) grants, and a RoleBinding only if it holds every rule of
+// the role it binds. Writes from inside the server are not checked.
+func GuardRoles(roles, bindings *model.Model, rc *core.RoleClient, g *Guard, brand string) {
+	depsKey := "rbac.authorization." + brand + "/dependencies"
+	// granted is what holding role name grants: its stored rules and its
+	// dependencies' (read now, so a role created a moment ago counts), and
+	// what the resolver aggregates into it.
+	granted := func(ctx context.Context, name string) ([]rbac.PolicyRule, error) {
+		rules, err := roleRules(ctx, rc, brand, name, map[string]bool{})
+		if err != nil {
+			return nil, err
+		}
+		return append(rules, g.Rules.RulesFor([]string{name})...), nil
+	}
+	roles.Admit = func(ctx context.Context, _, obj object.Object) error {
+		id, ok := identityFrom(ctx)
+		if !ok {
+			return nil
+		}
+		r := obj.(*core.Role)
+		want := toPolicyRules(r.Rules)
+		var deps []string
+		if raw := r.Metadata.Annotations[depsKey]; raw != "" {
+			_ = json.Unmarshal([]byte(raw), &deps) // a malformed list grants nothing extra
+		}
+		for _, d := range deps {
+			more, err := granted(ctx, d)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			want = append(want, more...)
+		}
+		if !rbac.RulesCover(g.heldRules(id), want) {
+			return problem.New(http.StatusForbidden, "user %q may not write role %q: it grants more than the user holds", id.User, r.Metadata.Name)
+		}
+		return nil
+	}
+	bindings.Admit = func(ctx context.Context, _, obj object.Object) error {
+		id, ok := identityFrom(ctx)
+		if !ok {
+			return nil
+		}
+		b := obj.(*core.RoleBinding)
+		name := b.RoleRef.Name
+		want, err := granted(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return problem.Invalid("the binding names a role that does not exist",
+				object.FieldError{Field: "roleRef.name", Message: "role " + name + " does not exist"})
+		}
+		if err != nil {
+			return err
+		}
+		if !rbac.RulesCover(g.heldRules(id), want) {
+			return problem.New(http.StatusForbidden, "user %q may not bind role %q: it grants more than the user holds", id.User, name)
+		}
+		return nil
+	}
+}
+
+// roleRules collects a role's stored rules and, transitively, its
+// dependencies'. A missing dependency adds nothing; a missing role is
+// store.ErrNotFound.
+func roleRules(ctx context.Context, roles *core.RoleClient, brand, name string, seen map[string]bool) ([]rbac.PolicyRule, error) {
+	if seen[name] {
+		return nil, nil
+	}
+	seen[name] = true
+	r, err := roles.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := toPolicyRules(r.Rules)
+	var deps []string
+	if raw := r.Metadata.Annotations["rbac.authorization."+brand+"/dependencies"]; raw != "" {
+		_ = json.Unmarshal([]byte(raw), &deps) // a malformed list grants nothing extra
+	}
+	for _, d := range deps {
+		more, err := roleRules(ctx, roles, brand, d, seen)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
+	return out, nil
+}

@@ -1,0 +1,69 @@
+package security_test
+
+import (
+	"testing"
+)
+
+func TestNoEscalationThroughGenericAPI(t *testing.T) {
+	e := newEnv(t, adminPW)
+	as := func(c call, user, pw string) call { c.user, c.password = user, pw; return c }
+	adm := func(c call) call { return as(c, admin, adminPW) }
+
+	// mgr may write roles and bindings and read persons: nothing more.
+	mgrRole := `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"role-admin"},"rules":[
+		{"apiGroups":[""],"resources":["roles","rolebindings"],"verbs":["create","update","patch","get","list"]},
+		{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["get","list"]}]}`
+	if st, _, body := e.do(adm(call{method: "POST", path: "/api/v1alpha1/roles", body: mgrRole})); st != 201 {
+		t.Fatalf("create role-admin = %d %v", st, body)
+	}
+	if st, _, body := e.do(adm(call{method: "POST", path: console + "/users", body: `{"name":"mgr","displayName":"M","password":"mgr-password","roles":["role-admin"]}`})); st != 201 {
+		t.Fatalf("create mgr = %d %v", st, body)
+	}
+	mgr := func(c call) call { return as(c, "mgr", "mgr-password") }
+	e.eventually("mgr bound", mgr(call{method: "GET", path: "/api/v1alpha1/roles"}), 200)
+
+	within := `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"readers"},"rules":[{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["get"]}]}`
+	beyond := `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"writers"},"rules":[{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["create"]}]}`
+	everything := `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"all"},"rules":[{"apiGroups":["*"],"resources":["*"],"verbs":["*"]}]}`
+	dependsOnSuper := `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"sneaky","annotations":{"rbac.authorization.svc.run/dependencies":"[\"super-role\"]"}},"rules":[]}`
+	binding := func(name, role string) string {
+		return `{"apiVersion":"v1alpha1","kind":"RoleBinding","metadata":{"name":"` + name + `"},"roleRef":{"apiGroup":"","kind":"Role","name":"` + role + `"},"subjects":[{"apiGroup":"","kind":"User","name":"mgr"}]}`
+	}
+	cases := []struct {
+		name string
+		c    call
+		want int
+	}{
+		{"role within held rules", call{method: "POST", path: "/api/v1alpha1/roles", body: within}, 201},
+		{"role with a verb not held", call{method: "POST", path: "/api/v1alpha1/roles", body: beyond}, 403},
+		{"role with wildcards", call{method: "POST", path: "/api/v1alpha1/roles", body: everything}, 403},
+		{"role depending on super-role", call{method: "POST", path: "/api/v1alpha1/roles", body: dependsOnSuper}, 403},
+		{"widening an existing role by patch", call{method: "PATCH", path: "/api/v1alpha1/roles/readers", contentType: "application/merge-patch+json",
+			body: `{"rules":[{"apiGroups":["*"],"resources":["*"],"verbs":["*"]}]}`}, 403},
+		{"binding a held role", call{method: "POST", path: "/api/v1alpha1/rolebindings", body: binding("mgr-readers", "readers")}, 201},
+		{"binding super-role", call{method: "POST", path: "/api/v1alpha1/rolebindings", body: binding("mgr-super", "super-role")}, 403},
+		{"binding a role that does not exist", call{method: "POST", path: "/api/v1alpha1/rolebindings", body: binding("mgr-ghost", "ghost")}, 400},
+		{"granting super-role through the console", call{method: "POST", path: console + "/users/mgr/permissions", body: `{"roles":["super-role"]}`}, 403},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if st, _, body := e.do(mgr(tc.c)); st != tc.want {
+				t.Fatalf("%s %s = %d %v, want %d", tc.c.method, tc.c.path, st, body, tc.want)
+			}
+		})
+	}
+	// Nothing refused was written.
+	for _, path := range []string{"/api/v1alpha1/roles/writers", "/api/v1alpha1/roles/all", "/api/v1alpha1/roles/sneaky", "/api/v1alpha1/rolebindings/mgr-super"} {
+		if st, _, _ := e.do(adm(call{method: "GET", path: path})); st != 404 {
+			t.Errorf("GET %s = %d after a refused write, want 404", path, st)
+		}
+	}
+	_, _, readers := e.do(adm(call{method: "GET", path: "/api/v1alpha1/roles/readers"}))
+	if rules := readers["rules"].([]any); len(rules) != 1 || rules[0].(map[string]any)["apiGroups"].([]any)[0] != "people.example.com" {
+		t.Errorf("readers after a refused patch = %v", readers["rules"])
+	}
+	// The administrator holds everything and may do all of it.
+	if st, _, body := e.do(adm(call{method: "POST", path: "/api/v1alpha1/roles", body: everything})); st != 201 {
+		t.Errorf("admin creates a wildcard role = %d %v", st, body)
+	}
+}
