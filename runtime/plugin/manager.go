@@ -118,6 +118,15 @@ func (m *Manager) NotReady() []string {
 	return out
 }
 
+// Plugins returns the plugins the manager runs, sorted by name.
+func (m *Manager) Plugins() []Plugin {
+	out := make([]Plugin, 0, len(m.byName))
+	for _, n := range m.names() {
+		out = append(out, m.byName[n].p)
+	}
+	return out
+}
+
 // Phase returns a plugin's current phase, or "" for an unknown plugin.
 func (m *Manager) Phase(name string) string {
 	in, ok := m.byName[name]

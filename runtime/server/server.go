@@ -240,7 +240,7 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 		}
 	}()
 	log.Info("server started", "addr", ln.Addr().String(), "dataDir", dir, "brandDomain", f.BrandDomain,
-		"models", strings.Join(names(cfg.Models), ","))
+		"models", strings.Join(names(cfg.Models), ","), "plugins", strings.Join(pluginNames(plugins), ","))
 	return s, nil
 }
 
@@ -271,6 +271,14 @@ func openAPIDoc(reg *model.Registry) func() ([]byte, error) {
 		key, body = k, b
 		return body, nil
 	}
+}
+
+func pluginNames(m *plugin.Manager) []string {
+	var out []string
+	for _, p := range m.Plugins() {
+		out = append(out, p.Name())
+	}
+	return out
 }
 
 func names(ms []*model.Model) []string {
