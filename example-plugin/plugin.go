@@ -36,6 +36,10 @@ func (Plugin) Extensions() fs.FS {
 	return sub
 }
 
+// OpenAPI implements plugin.Documented: the generated document, whose
+// custom paths the server adds to /openapi.json.
+func (Plugin) OpenAPI() []byte { return OpenAPI() }
+
 // Start implements plugin.Plugin: the Person model and its generated
 // routes, the greeting and stats custom APIs, and the friend counter.
 func (Plugin) Start(_ context.Context, h *plugin.Host) error {
@@ -93,6 +97,7 @@ func (a *customAPI) stats(c *gin.Context) {
 }
 
 var (
-	_ plugin.Plugin   = Plugin{}
-	_ plugin.Extender = Plugin{}
+	_ plugin.Plugin     = Plugin{}
+	_ plugin.Extender   = Plugin{}
+	_ plugin.Documented = Plugin{}
 )

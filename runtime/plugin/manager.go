@@ -127,6 +127,19 @@ func (m *Manager) Plugins() []Plugin {
 	return out
 }
 
+// Documents returns the OpenAPI documents of the started plugins that have
+// one (Documented), keyed by plugin name.
+func (m *Manager) Documents() map[string][]byte {
+	out := map[string][]byte{}
+	for _, n := range m.names() {
+		in := m.byName[n]
+		if d, ok := in.p.(Documented); ok && *in.phase.Load() == Started {
+			out[n] = d.OpenAPI()
+		}
+	}
+	return out
+}
+
 // Phase returns a plugin's current phase, or "" for an unknown plugin.
 func (m *Manager) Phase(name string) string {
 	in, ok := m.byName[name]

@@ -32,6 +32,13 @@ type Extender interface {
 	Extensions() fs.FS
 }
 
+// Documented is a plugin that describes its custom APIs in an OpenAPI 3
+// document (the generated OpenAPI() of its package); the server adds
+// their paths to /openapi.json while the plugin runs.
+type Documented interface {
+	OpenAPI() []byte
+}
+
 // Stopper is a plugin with work of its own to undo when it stops. Stop is
 // called after its runnables have ended and before its routes and models
 // go away.

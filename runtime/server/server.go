@@ -7,16 +7,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/openapi"
@@ -174,7 +177,7 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 	}
 	var plugins *plugin.Manager
 	a := api.New(api.Options{Store: st, Registry: reg, Logger: log, Guard: sec.Guard.Check,
-		OpenAPI: openAPIDoc(reg), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
+		OpenAPI: openAPIDoc(reg, func() map[string][]byte { return plugins.Documents() }, log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
 		NotReady: func() []string { return plugins.NotReady() }})
 	sec.Console.Fail = a.Fail
 	for m, f := range sec.Routes {
@@ -244,9 +247,9 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 	return s, nil
 }
 
-// openAPIDoc serves the document of the registered models, rebuilt only
-// when the set of models changes.
-func openAPIDoc(reg *model.Registry) func() ([]byte, error) {
+// openAPIDoc serves the document of the registered models and the custom
+// APIs of the started plugins, rebuilt only when either set changes.
+func openAPIDoc(reg *model.Registry, plugins func() map[string][]byte, log *slog.Logger) func() ([]byte, error) {
 	var (
 		mu   sync.Mutex
 		key  string
@@ -254,15 +257,31 @@ func openAPIDoc(reg *model.Registry) func() ([]byte, error) {
 	)
 	return func() ([]byte, error) {
 		models := reg.Models()
-		k := strings.Join(names(models), ",")
+		docs := plugins()
+		k := strings.Join(names(models), ",") + "|" + strings.Join(slices.Sorted(maps.Keys(docs)), ",")
 		mu.Lock()
 		defer mu.Unlock()
 		if body != nil && k == key {
 			return body, nil
 		}
-		doc, err := openapi.Build(models, openapi.Options{Title: "svc API"})
+		base, err := openapi.Build(models, openapi.Options{Title: "svc API"})
 		if err != nil {
 			return nil, err
+		}
+		var extra []*openapi3.T
+		for _, name := range slices.Sorted(maps.Keys(docs)) {
+			d, err := customPaths(base, docs[name])
+			if err != nil {
+				log.Warn("plugin OpenAPI document left out", "plugin", name, "err", err)
+				continue
+			}
+			extra = append(extra, d)
+		}
+		doc, err := openapi.Build(models, openapi.Options{Title: "svc API", Extra: extra})
+		if err != nil {
+			// A clash between plugins' documents must not hide the API.
+			log.Warn("plugin OpenAPI documents left out", "err", err)
+			doc = base
 		}
 		b, err := openapi.JSON(doc)
 		if err != nil {
@@ -271,6 +290,31 @@ func openAPIDoc(reg *model.Registry) func() ([]byte, error) {
 		key, body = k, b
 		return body, nil
 	}
+}
+
+// customPaths is the part of a plugin's document that the generic
+// document lacks: its custom API paths and the components they use that
+// the generic document does not define.
+func customPaths(base *openapi3.T, raw []byte) (*openapi3.T, error) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(raw)
+	if err != nil {
+		return nil, err
+	}
+	out := &openapi3.T{OpenAPI: doc.OpenAPI, Info: doc.Info, Paths: openapi3.NewPaths(), Components: &openapi3.Components{Schemas: openapi3.Schemas{}}}
+	for path, item := range doc.Paths.Map() {
+		if base.Paths.Value(path) == nil {
+			out.Paths.Set(path, item)
+		}
+	}
+	if doc.Components != nil {
+		for name, s := range doc.Components.Schemas {
+			if _, ok := base.Components.Schemas[name]; !ok {
+				out.Components.Schemas[name] = s
+			}
+		}
+	}
+	return out, nil
 }
 
 func pluginNames(m *plugin.Manager) []string {

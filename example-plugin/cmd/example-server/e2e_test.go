@@ -285,7 +285,7 @@ func TestQuickStart(t *testing.T) {
 	}
 	_, doc := s.do(req{method: "GET", path: "/openapi.json"})
 	paths, _ := doc["paths"].(map[string]any)
-	for _, p := range []string{persons, persons + "/{name}"} {
+	for _, p := range []string{persons, persons + "/{name}", "/apis/api.people.example.com/v1alpha1/persons/{name}/greeting", stats, "/api/v1alpha1/roles"} {
 		if _, ok := paths[p]; !ok {
 			t.Errorf("/openapi.json lacks %s", p)
 		}
