@@ -20,11 +20,18 @@ func repoRoot(t *testing.T) string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
+// generateLine is one //go:generate line that runs svcgen: the file it is
+// in (it runs in that file's folder) and its arguments.
+type generateLine struct {
+	file string
+	args []string
+}
+
 // generateLines finds every //go:generate line of the repository that runs
-// svcgen, with the folder it runs in.
-func generateLines(t *testing.T, root string) map[string][]string {
+// svcgen; a file may hold several (generated/generate.go does).
+func generateLines(t *testing.T, root string) []generateLine {
 	t.Helper()
-	out := map[string][]string{}
+	var out []generateLine
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -44,7 +51,7 @@ func generateLines(t *testing.T, root string) map[string][]string {
 		for sc.Scan() {
 			line := sc.Text()
 			if rest, ok := strings.CutPrefix(line, "//go:generate go run github.com/svcrun/svc/generator/cmd/svcgen "); ok {
-				out[path] = strings.Fields(rest)
+				out = append(out, generateLine{file: path, args: strings.Fields(rest)})
 			}
 		}
 		return sc.Err()
@@ -85,13 +92,13 @@ func parse(t *testing.T, dir string, args []string) generator.Config {
 func TestGeneratedCodeIsCurrent(t *testing.T) {
 	root := repoRoot(t)
 	lines := generateLines(t, root)
-	if len(lines) < 2 {
-		t.Fatalf("found %d svcgen go:generate lines, want the example plugin's and the core models'", len(lines))
+	if len(lines) < 3 {
+		t.Fatalf("found %d svcgen go:generate lines, want the example plugin's, the core models' and the content models'", len(lines))
 	}
-	for file, args := range lines {
-		cfg := parse(t, filepath.Dir(file), args)
+	for _, l := range lines {
+		cfg := parse(t, filepath.Dir(l.file), l.args)
 		if err := generator.Check(cfg); err != nil {
-			t.Errorf("%s: %v", file, err)
+			t.Errorf("%s (%s): %v", l.file, cfg.Schema, err)
 		}
 	}
 }
