@@ -141,12 +141,10 @@ func (k *Console) getPermissions(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	effective := k.Rules.EffectiveRoles(name)
-	if slices.Contains(effective, SuperRole) {
-		// The super administrator holds every role (Halo lists them all).
-		effective = k.Rules.RoleNames()
-	}
-	perms, err := k.roleObjects(c, effective)
+	// Effective roles exactly as CONTRACT §6 closes them, for the super
+	// administrator too (Halo lists every role there; its "*" rules and
+	// ui-permission already say it all).
+	perms, err := k.roleObjects(c, k.Rules.EffectiveRoles(name))
 	if err != nil {
 		return err
 	}
