@@ -24,6 +24,7 @@ import (
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/openapi"
 	"github.com/svcrun/svc/runtime/api/swaggerui"
+	_ "github.com/svcrun/svc/runtime/content" // the built-in content module (CONTRACT §6)
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/plugin"
 	"github.com/svcrun/svc/runtime/security"

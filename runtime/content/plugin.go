@@ -1,0 +1,89 @@
+package content
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	gen "github.com/svcrun/svc/generated/content"
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/plugin"
+)
+
+// Name is the module's plugin name (its Plugin object is
+// /api/v1alpha1/plugins/content).
+const Name = "content"
+
+// Version is the API version of the Post model and of the user-centre API.
+const Version = "v1alpha1"
+
+func init() { plugin.Register(Plugin{}) }
+
+// Plugin is the content module. init registers it; tests and custom
+// binaries can also hand it to the server directly.
+type Plugin struct{}
+
+// Name implements plugin.Plugin.
+func (Plugin) Name() string { return Name }
+
+// Start implements plugin.Plugin: the Post model in content.<brand> with
+// the default CRUD routes, and the user-centre routes.
+func (Plugin) Start(_ context.Context, h *plugin.Host) error {
+	m, err := PostModel(h.Brand())
+	if err != nil {
+		return err
+	}
+	// Default routes: the generated RegisterPostRoutes hard-codes the
+	// svc.run base path, the default ones follow the model's group.
+	h.Model(m, nil)
+	u := newUserCentre(h, m)
+	h.Routes(UserCentreGroup(h.Brand())+"/"+Version, u.routes)
+	return nil
+}
+
+// Group is the Post model's group under brand.
+func Group(brand string) string { return "content." + brand }
+
+// UserCentreGroup is the group of the user-centre API under brand.
+func UserCentreGroup(brand string) string { return "uc.api.content." + brand }
+
+// PostModel returns the generated Post model moved to content.<brand>.
+// Objects built for it must take their apiVersion from m.APIVersion(), not
+// from the generated constant, which names svc.run.
+func PostModel(brand string) (*model.Model, error) {
+	m := gen.PostModel()
+	m.Group = Group(brand)
+	schema, err := withGroup(m.Schema, m.Group)
+	if err != nil {
+		return nil, fmt.Errorf("content: schema of %s: %w", m.Kind, err)
+	}
+	m.Schema = schema
+	return m, nil
+}
+
+// withGroup rewrites x-svc-model.group of a model schema, so the published
+// document names the group the model is served under.
+func withGroup(schema []byte, group string) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &doc); err != nil {
+		return nil, err
+	}
+	var ext map[string]any
+	if raw, ok := doc["x-svc-model"]; ok {
+		if err := json.Unmarshal(raw, &ext); err != nil {
+			return nil, err
+		}
+	}
+	if ext == nil {
+		return schema, nil
+	}
+	ext["group"] = group
+	raw, err := json.Marshal(ext)
+	if err != nil {
+		return nil, err
+	}
+	doc["x-svc-model"] = raw
+	return json.Marshal(doc)
+}
+
+var _ plugin.Plugin = Plugin{}
