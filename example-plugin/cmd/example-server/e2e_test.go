@@ -60,15 +60,18 @@ type server struct {
 	done   chan struct{}
 }
 
+// syncBuffer is written by exec's copying goroutine and read by the test;
+// the buffer is not embedded, so io.Copy cannot reach its ReadFrom and
+// bypass the lock.
 type syncBuffer struct {
-	mu sync.Mutex
-	bytes.Buffer
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.Buffer.Write(p)
+	return b.buf.Write(p)
 }
 
 func freeAddr(t *testing.T) string {
@@ -111,7 +114,7 @@ func run(t *testing.T, dir string, env ...string) *server {
 		time.Sleep(20 * time.Millisecond)
 	}
 	stdout.mu.Lock()
-	out.Write(stdout.Bytes())
+	out.Write(stdout.buf.Bytes())
 	stdout.mu.Unlock()
 	return s
 }
