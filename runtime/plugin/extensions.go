@@ -177,8 +177,9 @@ func newDocument(file string, index int, raw any, opts LoadOptions) (*Document, 
 		return nil, where("unknown kind %s: no model %s/%s is served", kind, apiVersion, kind)
 	}
 	d.Model = m
-	if md == nil {
-		return nil, where("metadata is required")
+	if md == nil || d.Name == "" {
+		// The name is how a later start finds the object to overwrite.
+		return nil, where("metadata.name is required")
 	}
 	if legacy {
 		nestUnderSpec(obj, m)

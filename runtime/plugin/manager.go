@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -317,8 +318,8 @@ func (in *instance) start(ctx context.Context) (err error) {
 			in.undo(context.WithoutCancel(ctx))
 		}
 	}()
-	if err := in.p.Start(ctx, h); err != nil {
-		return fmt.Errorf("start step: %w", err)
+	if err := startStep(ctx, in.p, h); err != nil {
+		return err
 	}
 	if err := errors.Join(h.errs...); err != nil {
 		return err
@@ -360,12 +361,32 @@ func (in *instance) start(ctx context.Context) (err error) {
 		in.runnables.Add(1)
 		go func() {
 			defer in.runnables.Done()
+			defer func() {
+				// A panicking controller must not take the server down.
+				if v := recover(); v != nil {
+					h.log.Error("runnable panicked", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				}
+			}()
 			if err := r.Start(rctx); err != nil && rctx.Err() == nil {
 				h.log.Error("runnable stopped", "err", err)
 			}
 		}()
 	}
 	in.open.Store(true)
+	return nil
+}
+
+// startStep runs p.Start, turning a panic into an error so that a broken
+// plugin fails alone.
+func startStep(ctx context.Context, p Plugin, h *Host) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("start step panicked: %v", v)
+		}
+	}()
+	if err := p.Start(ctx, h); err != nil {
+		return fmt.Errorf("start step: %w", err)
+	}
 	return nil
 }
 

@@ -325,6 +325,7 @@ func TestBadExtensionFileFailsOnlyThatPlugin(t *testing.T) {
 		{"syntax", "broken.yaml", "apiVersion: v1alpha1\nkind: Role\nmetadata: [unclosed\n", []string{"broken.yaml", "does not parse"}},
 		{"unknown kind", "setting.yaml", "apiVersion: v1alpha1\nkind: Setting\nmetadata:\n  name: my-settings\nspec: {}\n", []string{"setting.yaml", "Setting my-settings", "unknown kind"}},
 		{"invalid object", "role.yaml", "apiVersion: v1alpha1\nkind: Role\nmetadata:\n  name: Bad_Name\nrules: []\n", []string{"role.yaml", "Role Bad_Name", "metadata.name"}},
+		{"no name", "role.yaml", "apiVersion: v1alpha1\nkind: Role\nmetadata:\n  generateName: x-\nrules: []\n", []string{"role.yaml", "metadata.name is required"}},
 		{"reserved key", "role.yaml", "apiVersion: v1alpha1\nkind: Role\nmetadata:\n  name: bad-role-x\n  labels:\n    team: a\nrules: []\n", []string{"role.yaml", "bad-role-x", "unprefixed"}},
 	}
 	for _, tc := range cases {
@@ -357,6 +358,19 @@ func TestBadExtensionFileFailsOnlyThatPlugin(t *testing.T) {
 			}
 		})
 	}
+}
+
+type panicPlugin struct{}
+
+func (panicPlugin) Name() string                              { return "panicky" }
+func (panicPlugin) Start(context.Context, *plugin.Host) error { panic("nil map somewhere") }
+
+func TestStartStepPanicFailsOnlyThatPlugin(t *testing.T) {
+	e := start(t, "", "svc.run", panicPlugin{}, peoplePlugin())
+	if msg := e.waitPhase("panicky", plugin.Failed); !strings.Contains(msg, "nil map somewhere") {
+		t.Errorf("message = %q", msg)
+	}
+	e.waitPhase("people", plugin.Started)
 }
 
 func TestStartStepErrorFails(t *testing.T) {
