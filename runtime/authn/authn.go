@@ -99,6 +99,43 @@ type Authenticator struct {
 
 	decoyOnce sync.Once
 	decoy     string
+
+	// decoded keeps the users last decoded, by name, with the record they
+	// came from: a request whose user is unchanged skips the JSON decode.
+	decodedMu sync.RWMutex
+	decoded   map[string]decodedUser
+	maxUsers  int
+}
+
+type decodedUser struct {
+	rec  *store.Record
+	user *core.User // shared: read only
+}
+
+// user returns the stored user called name, decoding it only when it
+// changed since the last request for it.
+func (a *Authenticator) user(ctx context.Context, name string) (*core.User, error) {
+	rec, err := a.users.Record(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	a.decodedMu.RLock()
+	d, ok := a.decoded[name]
+	a.decodedMu.RUnlock()
+	if ok && d.rec == rec {
+		return d.user, nil
+	}
+	u, err := a.users.Decode(rec)
+	if err != nil {
+		return nil, err
+	}
+	a.decodedMu.Lock()
+	if len(a.decoded) >= a.maxUsers {
+		clear(a.decoded) // bounded; a full cache simply starts over
+	}
+	a.decoded[name] = decodedUser{rec: rec, user: u}
+	a.decodedMu.Unlock()
+	return u, nil
 }
 
 // scratch is per-goroutine working memory for the cache key, pooled so that
@@ -120,6 +157,8 @@ func New(users *core.UserClient, tokens *core.PersonalAccessTokenClient, opts Op
 		cost:   opts.PasswordCost,
 		check:  CheckPassword,
 	}
+	a.decoded = map[string]decodedUser{}
+	a.maxUsers = max(opts.CacheSize, DefaultCacheSize)
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -195,7 +234,7 @@ func (a *Authenticator) basic(ctx context.Context, cred string) (Identity, error
 	case len(pw) > MaxPasswordLen:
 		return a.fail(ctx, scheme, "password longer than bcrypt accepts", "")
 	}
-	u, err := a.users.Get(ctx, name)
+	u, err := a.user(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		a.checkDecoy(pw)
 		// The name is not logged: people type passwords into it.
@@ -291,7 +330,7 @@ func (a *Authenticator) bearer(ctx context.Context, token string) (Identity, err
 	case t.Spec.ExpiresAt != nil && !a.now().Before(*t.Spec.ExpiresAt):
 		return a.fail(ctx, scheme, "token "+t.Metadata.Name+" has expired", t.Spec.Username)
 	}
-	u, err := a.users.Get(ctx, t.Spec.Username)
+	u, err := a.user(ctx, t.Spec.Username)
 	if errors.Is(err, store.ErrNotFound) {
 		return a.fail(ctx, scheme, "token "+t.Metadata.Name+" belongs to an unknown user", t.Spec.Username)
 	}

@@ -31,6 +31,16 @@ func New[T object.Object](st *store.Store, m *model.Model) *Client[T] {
 	return &Client[T]{st: st, m: m}
 }
 
+// Record returns the stored record of the named object. Records are never
+// modified, so a reader that keeps decoded objects can tell by pointer
+// whether the object changed since (see Decode).
+func (c *Client[T]) Record(ctx context.Context, name string) (*store.Record, error) {
+	return c.st.Get(ctx, c.m, name)
+}
+
+// Decode decodes a record of the client's model.
+func (c *Client[T]) Decode(rec *store.Record) (T, error) { return c.decode(rec) }
+
 // Model returns the client's model.
 func (c *Client[T]) Model() *model.Model { return c.m }
 

@@ -167,7 +167,9 @@ func preloadName(prefix string, i int) string {
 func personBody(name string, i int, labels, annotations map[string]string) []byte {
 	age := int64(18 + i%60)
 	p := map[string]any{
-		"metadata": map[string]any{"name": name, "labels": labels, "annotations": annotations},
+		"apiVersion": "people.example.com/v1alpha1",
+		"kind":       "Person",
+		"metadata":   map[string]any{"name": name, "labels": labels, "annotations": annotations},
 		"spec": map[string]any{
 			"name":  "Person " + name,
 			"age":   age,
