@@ -35,6 +35,15 @@ func readBody(c *gin.Context) ([]byte, error) {
 	return body, nil
 }
 
+// DecodeBody reads a request body within the server's limit and decodes it
+// strictly into a new object of m, with the generic API's errors (413 for
+// a body too large, 400 for an empty or invalid one naming every field).
+// Custom handlers that accept a model's objects use it.
+func DecodeBody(c *gin.Context, m *model.Model) (object.Object, error) {
+	obj, _, err := decodeBody(c, m)
+	return obj, err
+}
+
 // decodeBody reads the body and decodes it strictly into a new object of m.
 func decodeBody(c *gin.Context, m *model.Model) (object.Object, []byte, error) {
 	body, err := readBody(c)

@@ -1,12 +1,10 @@
 package content
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,9 +12,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 	gen "github.com/svcrun/svc/generated/content"
+	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/problem"
 	"github.com/svcrun/svc/runtime/client"
-	"github.com/svcrun/svc/runtime/codec"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/plugin"
@@ -269,17 +267,7 @@ func published(p *gen.Post) bool { return p.Spec.Publish != nil && *p.Spec.Publi
 // decode reads the body as a Post, held to the model's schema like a
 // generic create or update (unknown fields, types, constraints: 400).
 func (u *userCentre) decode(c *gin.Context) (*gen.Post, error) {
-	body, err := io.ReadAll(c.Request.Body)
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return nil, problem.New(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes", tooLarge.Limit)
-	case err != nil:
-		return nil, problem.New(http.StatusBadRequest, "cannot read request body: %v", err)
-	case len(bytes.TrimSpace(body)) == 0:
-		return nil, problem.Invalid("request body is empty; send the post as JSON")
-	}
-	obj, err := codec.Decode(u.m, body)
+	obj, err := api.DecodeBody(c, u.m)
 	if err != nil {
 		return nil, err
 	}
