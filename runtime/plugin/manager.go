@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -667,14 +666,4 @@ func (m *Manager) writeStatus(ctx context.Context, name, phase, message string, 
 			return
 		}
 	}
-}
-
-// Describe is a one-line summary of the plugins and their phases, for
-// start-up logs.
-func (m *Manager) Describe() string {
-	var parts []string
-	for _, n := range m.names() {
-		parts = append(parts, n+"="+m.Phase(n))
-	}
-	return strings.Join(parts, ",")
 }
