@@ -30,7 +30,9 @@ const beingDeleted = "metadata.deletionTimestamp!=1970-01-01T00:00:00Z"
 // Person model registered in st.
 func NewFriendController(st *store.Store, m *model.Model, log *slog.Logger) *controller.Controller {
 	fc := NewFriendCounter(NewPersonClient(st, m))
-	c := controller.New(controller.Options{Name: FriendControllerName, Store: st, Model: m, Reconciler: fc, Workers: 2, Logger: log})
+	// Each status write is a durable write; more workers share fsyncs
+	// (group commit), so a burst of creates is caught up sooner.
+	c := controller.New(controller.Options{Name: FriendControllerName, Store: st, Model: m, Reconciler: fc, Workers: 8, Logger: log})
 	fc.SetEnqueue(c.Enqueue)
 	return c
 }
