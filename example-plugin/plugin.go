@@ -1,6 +1,7 @@
 package example
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"io/fs"
@@ -37,8 +38,11 @@ func (Plugin) Extensions() fs.FS {
 }
 
 // OpenAPI implements plugin.Documented: the generated document, whose
-// custom paths the server adds to /openapi.json.
-func (Plugin) OpenAPI() []byte { return OpenAPI() }
+// custom paths the server adds to /openapi.json. It was generated for
+// svc.run; the version-only route's group follows the brand.
+func (Plugin) OpenAPI(brand string) []byte {
+	return bytes.ReplaceAll(OpenAPI(), []byte("/apis/plugin.api.svc.run/"), []byte("/apis/plugin.api."+brand+"/"))
+}
 
 // Start implements plugin.Plugin: the Person model and its generated
 // routes, the greeting and stats custom APIs, and the friend counter.

@@ -86,4 +86,7 @@ func withGroup(schema []byte, group string) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-var _ plugin.Plugin = Plugin{}
+var (
+	_ plugin.Plugin     = Plugin{}
+	_ plugin.Documented = Plugin{}
+)

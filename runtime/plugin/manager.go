@@ -134,7 +134,7 @@ func (m *Manager) Documents() map[string][]byte {
 	for _, n := range m.names() {
 		in := m.byName[n]
 		if d, ok := in.p.(Documented); ok && *in.phase.Load() == Started {
-			out[n] = d.OpenAPI()
+			out[n] = d.OpenAPI(m.opts.Brand)
 		}
 	}
 	return out

@@ -33,10 +33,11 @@ type Extender interface {
 }
 
 // Documented is a plugin that describes its custom APIs in an OpenAPI 3
-// document (the generated OpenAPI() of its package); the server adds
-// their paths to /openapi.json while the plugin runs.
+// document (JSON; usually the generated OpenAPI() of its package) for the
+// brand the server runs under; the server adds the paths the generic
+// document lacks to /openapi.json while the plugin runs.
 type Documented interface {
-	OpenAPI() []byte
+	OpenAPI(brand string) []byte
 }
 
 // Stopper is a plugin with work of its own to undo when it stops. Stop is

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // These tests run the real example-server binary as a subprocess on a free
@@ -286,9 +287,22 @@ func TestQuickStart(t *testing.T) {
 			t.Errorf("anonymous GET %s = %d", p, st)
 		}
 	}
+	res, err := http.Get(s.url + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	loader := openapi3.NewLoader()
+	if parsed, err := loader.LoadFromData(raw); err != nil {
+		t.Errorf("/openapi.json does not load: %v", err)
+	} else if err := parsed.Validate(loader.Context); err != nil {
+		t.Errorf("/openapi.json is not a valid OpenAPI 3 document: %v", err)
+	}
 	_, doc := s.do(req{method: "GET", path: "/openapi.json"})
 	paths, _ := doc["paths"].(map[string]any)
-	for _, p := range []string{persons, persons + "/{name}", "/apis/api.people.example.com/v1alpha1/persons/{name}/greeting", stats, "/api/v1alpha1/roles"} {
+	for _, p := range []string{persons, persons + "/{name}", "/apis/api.people.example.com/v1alpha1/persons/{name}/greeting", stats, "/api/v1alpha1/roles",
+		"/apis/content.svc.run/v1alpha1/posts", "/apis/uc.api.content.svc.run/v1alpha1/posts/{name}/publish"} {
 		if _, ok := paths[p]; !ok {
 			t.Errorf("/openapi.json lacks %s", p)
 		}
