@@ -31,7 +31,9 @@ type Console struct {
 	Tokens   *core.PersonalAccessTokenClient
 	Rules    *rbac.Resolver
 	Authn    *authn.Authenticator
-	Brand    string
+	// Guard says what a caller holds (a token holds at most its roles).
+	Guard *Guard
+	Brand string
 	// Fail writes an error as a problem response (api.Server.Fail).
 	Fail func(c *gin.Context, err error)
 	// Now is the clock; nil means time.Now.
@@ -225,7 +227,7 @@ func (k *Console) mayGrant(c *gin.Context, roles []string) error {
 		}
 		// Roles aggregated into it come along with it.
 		rules = append(rules, k.Rules.RulesFor([]string{name})...)
-		if !k.Rules.Covers(caller.User, rules) {
+		if !rbac.RulesCover(k.Guard.heldRules(caller), rules) {
 			return problem.New(http.StatusForbidden, "user %q may not grant role %q: it allows more than the user holds", caller.User, name)
 		}
 	}

@@ -90,6 +90,6 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	an := authn.New(uc, tc, authn.Options{Logger: opts.Logger})
 	s.Guard = &Guard{Authn: an, Rules: resolver}
 	GuardRoles(roles, bindings, rc, s.Guard, opts.Brand)
-	s.Console = &Console{Users: uc, Roles: rc, Bindings: bc, Tokens: tc, Rules: resolver, Authn: an, Brand: opts.Brand}
+	s.Console = &Console{Users: uc, Roles: rc, Bindings: bc, Tokens: tc, Rules: resolver, Authn: an, Guard: s.Guard, Brand: opts.Brand}
 	return s, nil
 }
