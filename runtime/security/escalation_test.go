@@ -67,3 +67,42 @@ func TestNoEscalationThroughGenericAPI(t *testing.T) {
 		t.Errorf("admin creates a wildcard role = %d %v", st, body)
 	}
 }
+
+// TestTokenGrantsNoMoreThanItsRoles: a token limited to some of its
+// owner's roles can hand out only what those roles hold.
+func TestTokenGrantsNoMoreThanItsRoles(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	roles := []string{
+		`{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"binder"},"rules":[{"apiGroups":[""],"resources":["rolebindings"],"verbs":["create"]}]}`,
+		`{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"person-writer"},"rules":[{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["create"]}]}`,
+	}
+	for _, r := range roles {
+		if st, _, body := e.do(adm(call{method: "POST", path: "/api/v1alpha1/roles", body: r})); st != 201 {
+			t.Fatalf("create role = %d %v", st, body)
+		}
+	}
+	if st, _, body := e.do(adm(call{method: "POST", path: console + "/users", body: `{"name":"tina","displayName":"T","password":"tina-password","roles":["binder","person-writer"]}`})); st != 201 {
+		t.Fatalf("create tina = %d %v", st, body)
+	}
+	tina := call{user: "tina", password: "tina-password"}
+	bindWriter := func(name string) call {
+		return call{method: "POST", path: "/api/v1alpha1/rolebindings",
+			body: `{"apiVersion":"v1alpha1","kind":"RoleBinding","metadata":{"name":"` + name + `"},"roleRef":{"apiGroup":"","kind":"Role","name":"person-writer"},"subjects":[{"apiGroup":"","kind":"User","name":"someone"}]}`}
+	}
+	c := bindWriter("by-password")
+	c.user, c.password = tina.user, tina.password
+	e.eventually("tina binds a role she holds", c, 201)
+
+	tok := call{method: "POST", path: console + "/users/-/personalaccesstokens", body: `{"metadata":{"name":"tina-binder"},"spec":{"roles":["binder"]}}`, user: tina.user, password: tina.password}
+	st, _, body := e.do(tok)
+	if st != 201 {
+		t.Fatalf("create token = %d %v", st, body)
+	}
+	token, _ := body["metadata"].(map[string]any)["annotations"].(map[string]any)["security.svc.run/access-token"].(string)
+	c = bindWriter("by-token")
+	c.bearer = token
+	if st, _, body := e.do(c); st != 403 {
+		t.Fatalf("a binder-only token binds person-writer = %d %v, want 403", st, body)
+	}
+}
