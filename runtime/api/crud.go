@@ -102,6 +102,9 @@ func (a *modelAPI) create(c *gin.Context) error {
 		return err
 	}
 	rec, err := a.st().Create(c, a.m, obj)
+	if err == nil {
+		err = a.settle(c)
+	}
 	if err != nil {
 		return err
 	}
@@ -122,11 +125,22 @@ func (a *modelAPI) update(c *gin.Context) error {
 		return err
 	}
 	rec, err := a.st().Update(c, a.m, obj)
+	if err == nil {
+		err = a.settle(c)
+	}
 	if err != nil {
 		return err
 	}
 	c.Data(http.StatusOK, "application/json", a.out(rec))
 	return nil
+}
+
+// settle runs the model's Settled hook after a write, before the answer.
+func (a *modelAPI) settle(c *gin.Context) error {
+	if a.m.Settled == nil {
+		return nil
+	}
+	return a.m.Settled(c)
 }
 
 // out is a stored object as the API returns it.
@@ -208,6 +222,9 @@ func (a *modelAPI) updateStatus(c *gin.Context) error {
 		return err
 	}
 	rec, err := a.st().Update(c, a.m, updated)
+	if err == nil {
+		err = a.settle(c)
+	}
 	if err != nil {
 		return err
 	}
@@ -217,6 +234,9 @@ func (a *modelAPI) updateStatus(c *gin.Context) error {
 
 func (a *modelAPI) delete(c *gin.Context) error {
 	rec, err := a.st().Delete(c, a.m, c.Param("name"))
+	if err == nil {
+		err = a.settle(c)
+	}
 	if err != nil {
 		return err
 	}
@@ -230,6 +250,9 @@ func (a *modelAPI) deleteCollection(c *gin.Context) error {
 		return err
 	}
 	recs, err := a.st().DeleteCollection(c, a.m, q)
+	if err == nil {
+		err = a.settle(c)
+	}
 	if err != nil {
 		return err
 	}

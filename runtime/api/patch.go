@@ -51,6 +51,9 @@ func (a *modelAPI) patch(c *gin.Context) error {
 		}
 		pinned := obj.GetEnvelope().Metadata.GetVersion() != cur.Version
 		rec, err := a.st().Update(c, a.m, obj)
+		if err == nil {
+			err = a.settle(c)
+		}
 		if errors.Is(err, store.ErrConflict) && !pinned && attempt < 3 {
 			continue
 		}

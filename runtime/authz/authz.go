@@ -25,11 +25,19 @@ func Sync(ctx context.Context, roles *core.RoleClient, bindings *core.RoleBindin
 	return syncer{}.run(ctx, roles, bindings, r, ready)
 }
 
+// SyncWithProgress is Sync that also records in p what it has applied, so
+// that writers can wait for the resolver (Progress.WaitCurrent).
+func SyncWithProgress(ctx context.Context, roles *core.RoleClient, bindings *core.RoleBindingClient, r *rbac.Resolver, p *Progress, ready func()) error {
+	return syncer{progress: p}.run(ctx, roles, bindings, r, ready)
+}
+
 // syncer is Sync with hooks for tests.
 type syncer struct {
 	// resubscribed, if set, is called with the model's kind each time a
 	// dropped watch is opened again.
 	resubscribed func(kind string)
+	// progress, if set, records what was applied.
+	progress *Progress
 }
 
 func (s syncer) run(ctx context.Context, roles *core.RoleClient, bindings *core.RoleBindingClient, r *rbac.Resolver, ready func()) error {
@@ -42,9 +50,16 @@ func (s syncer) run(ctx context.Context, roles *core.RoleClient, bindings *core.
 			ready()
 		}
 	}
+	roleKind, bindingKind := roles.Model().Kind, bindings.Model().Kind
 	roleSink := sink[*core.Role]{
-		put: func(o *core.Role) { r.PutRole(toRole(o)) },
-		del: r.DeleteRole,
+		put: func(o *core.Role) {
+			r.PutRole(toRole(o))
+			s.putDone(roleKind, &o.Metadata)
+		},
+		del: func(name string) {
+			r.DeleteRole(name)
+			s.delDone(roleKind, name)
+		},
 	}
 	bindingSink := sink[*core.RoleBinding]{
 		put: func(o *core.RoleBinding) {
@@ -52,11 +67,15 @@ func (s syncer) run(ctx context.Context, roles *core.RoleClient, bindings *core.
 			// grant until the finalizers are done.
 			if o.Metadata.DeletionTimestamp != nil {
 				r.DeleteBinding(o.Metadata.Name)
-				return
+			} else {
+				r.PutBinding(toBinding(o))
 			}
-			r.PutBinding(toBinding(o))
+			s.putDone(bindingKind, &o.Metadata)
 		},
-		del: r.DeleteBinding,
+		del: func(name string) {
+			r.DeleteBinding(name)
+			s.delDone(bindingKind, name)
+		},
 	}
 	errc := make(chan error, 2)
 	go func() { errc <- follow(ctx, roles, roleSink, caughtUp, s.resubscribed) }()
@@ -69,6 +88,18 @@ func (s syncer) run(ctx context.Context, roles *core.RoleClient, bindings *core.
 		err = err2
 	}
 	return err
+}
+
+func (s syncer) putDone(kind string, md *object.Metadata) {
+	if s.progress != nil {
+		s.progress.put(kind, md)
+	}
+}
+
+func (s syncer) delDone(kind, name string) {
+	if s.progress != nil {
+		s.progress.del(kind, name)
+	}
 }
 
 // sink applies the objects of one model to the resolver.

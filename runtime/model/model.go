@@ -113,6 +113,12 @@ type Model struct {
 	// refuse privilege escalation. Nil admits as is.
 	Admit func(ctx context.Context, old, obj object.Object) error
 
+	// Settled runs after the HTTP API has written an object of the model
+	// and before it answers; Role and RoleBinding wait there until access
+	// control decides with the write, so that it takes effect on the
+	// caller's next request. Nil answers at once.
+	Settled func(ctx context.Context) error
+
 	// Present rewrites a stored object's JSON before the HTTP API returns
 	// it (responses, lists, watch events); the core User model drops the
 	// password hash. Nil returns the stored bytes.

@@ -33,7 +33,10 @@ type Console struct {
 	Authn    *authn.Authenticator
 	// Guard says what a caller holds (a token holds at most its roles).
 	Guard *Guard
-	Brand string
+	// Settle waits until access control decides with the bindings just
+	// written; nil does not wait.
+	Settle func(ctx context.Context) error
+	Brand  string
 	// Fail writes an error as a problem response (api.Server.Fail).
 	Fail func(c *gin.Context, err error)
 	// Now is the clock; nil means time.Now.
@@ -203,12 +206,22 @@ func (k *Console) grant(c *gin.Context) error {
 	if err := k.replaceBindings(c, name, req.Roles); err != nil {
 		return err
 	}
+	if err := k.settle(c); err != nil {
+		return err
+	}
 	d, err := k.detail(c, name)
 	if err != nil {
 		return err
 	}
 	c.JSON(http.StatusOK, d)
 	return nil
+}
+
+func (k *Console) settle(ctx context.Context) error {
+	if k.Settle == nil {
+		return nil
+	}
+	return k.Settle(ctx)
 }
 
 // mayGrant refuses roles that do not exist and roles whose rules (with
@@ -352,6 +365,9 @@ func (k *Console) createUser(c *gin.Context) error {
 		return err
 	}
 	if err := k.replaceBindings(c, req.Name, req.Roles); err != nil {
+		return err
+	}
+	if err := k.settle(c); err != nil {
 		return err
 	}
 	c.Header("Location", "/api/v1alpha1/users/"+created.Metadata.Name)

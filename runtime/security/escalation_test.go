@@ -1,6 +1,7 @@
 package security_test
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -104,5 +105,36 @@ func TestTokenGrantsNoMoreThanItsRoles(t *testing.T) {
 	c.bearer = token
 	if st, _, body := e.do(c); st != 403 {
 		t.Fatalf("a binder-only token binds person-writer = %d %v, want 403", st, body)
+	}
+}
+
+// TestChangesTakeEffectOnTheNextRequest: a write of a role or a binding is
+// answered only once access control decides with it, so the very next
+// request sees it (CONTRACT §6), with no waiting by the client.
+func TestChangesTakeEffectOnTheNextRequest(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	if st, _, body := e.do(adm(call{method: "POST", path: console + "/users", body: `{"name":"nina","displayName":"N","password":"nina-password"}`})); st != 201 {
+		t.Fatalf("create nina = %d %v", st, body)
+	}
+	nina := call{method: "GET", path: persons, user: "nina", password: "nina-password"}
+	e.eventually("nina signs in", nina, 403)
+	for i := range 15 {
+		role := fmt.Sprintf(`{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"readers-%d"},"rules":[{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["list"]}]}`, i)
+		if st, _, body := e.do(adm(call{method: "POST", path: "/api/v1alpha1/roles", body: role})); st != 201 {
+			t.Fatalf("create role = %d %v", st, body)
+		}
+		if st, _, body := e.do(adm(call{method: "POST", path: console + "/users/nina/permissions", body: fmt.Sprintf(`{"roles":["readers-%d"]}`, i)})); st != 200 {
+			t.Fatalf("grant = %d %v", st, body)
+		}
+		if st, _, _ := e.do(nina); st != 200 {
+			t.Fatalf("round %d: list right after the grant = %d, want 200", i, st)
+		}
+		if st, _, _ := e.do(adm(call{method: "DELETE", path: fmt.Sprintf("/api/v1alpha1/roles/readers-%d", i)})); st != 200 {
+			t.Fatalf("delete role = %d", st)
+		}
+		if st, _, _ := e.do(nina); st != 403 {
+			t.Fatalf("round %d: list right after the role was deleted = %d, want 403", i, st)
+		}
 	}
 }

@@ -70,10 +70,14 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 		return nil, err
 	}
 	resolver := rbac.NewResolver(opts.Brand)
+	// Writes of roles and bindings answer once the resolver has them.
+	progress := authz.NewProgress()
+	settle := func(ctx context.Context) error { return progress.WaitCurrent(ctx, rc, bc) }
+	roles.Settled, bindings.Settled = settle, settle
 	ready := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- authz.Sync(ctx, rc, bc, resolver, func() { close(ready) })
+		errc <- authz.SyncWithProgress(ctx, rc, bc, resolver, progress, func() { close(ready) })
 	}()
 	select {
 	case <-ready:
@@ -90,6 +94,6 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	an := authn.New(uc, tc, authn.Options{Logger: opts.Logger})
 	s.Guard = &Guard{Authn: an, Rules: resolver}
 	GuardRoles(roles, bindings, rc, s.Guard, opts.Brand)
-	s.Console = &Console{Users: uc, Roles: rc, Bindings: bc, Tokens: tc, Rules: resolver, Authn: an, Guard: s.Guard, Brand: opts.Brand}
+	s.Console = &Console{Users: uc, Roles: rc, Bindings: bc, Tokens: tc, Rules: resolver, Authn: an, Guard: s.Guard, Brand: opts.Brand, Settle: settle}
 	return s, nil
 }
