@@ -46,6 +46,10 @@ type Options struct {
 	Plugins []Plugin
 	// Auth tells plugins who is calling and what they may do.
 	Auth Auth
+	// Settle, if set, waits until access control decides with the roles
+	// a plugin's extension files wrote or removed, so that a started
+	// plugin's templates already apply.
+	Settle func(ctx context.Context) error
 }
 
 // Manager runs the plugins of a server: it keeps one Plugin object per
@@ -354,6 +358,7 @@ func (in *instance) start(ctx context.Context) (err error) {
 	if err := in.loadExtensions(ctx); err != nil {
 		return err
 	}
+	m.settle(ctx)
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	in.cancel = cancel
 	for _, r := range h.runnables {
@@ -415,6 +420,7 @@ func (in *instance) stop(ctx context.Context, removeObjects bool) {
 	}
 	if removeObjects {
 		in.removeObjects(ctx)
+		m.settle(ctx)
 	}
 	in.undo(ctx)
 	in.setPhase(Stopped)
@@ -454,6 +460,15 @@ func (in *instance) undo(ctx context.Context) {
 	}
 	in.host = nil
 	in.written = nil
+}
+
+func (m *Manager) settle(ctx context.Context) {
+	if m.opts.Settle == nil {
+		return
+	}
+	if err := m.opts.Settle(ctx); err != nil && ctx.Err() == nil {
+		m.log.Warn("plugin: access control did not catch up", "err", err)
+	}
 }
 
 // --- extension files -------------------------------------------------

@@ -37,6 +37,10 @@ type Security struct {
 	// PluginModel is the core Plugin model (one of Models), which the
 	// plugin manager follows.
 	PluginModel *model.Model
+	// Settle waits until access control decides with every role and
+	// binding stored now (for writers outside the HTTP API, such as a
+	// plugin's extension files).
+	Settle func(ctx context.Context) error
 }
 
 // Setup registers the core models in st, loads the built-in roles, creates
@@ -74,6 +78,7 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	progress := authz.NewProgress()
 	settle := func(ctx context.Context) error { return progress.WaitCurrent(ctx, rc, bc) }
 	roles.Settled, bindings.Settled = settle, settle
+	s.Settle = settle
 	ready := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {

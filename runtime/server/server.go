@@ -196,7 +196,8 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 				return id.User, id.Authenticated
 			},
 			Allowed: sec.Guard.Allows,
-		}})
+		},
+		Settle: sec.Settle})
 	s := &Server{
 		HTTP:     &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
 		API:      a,

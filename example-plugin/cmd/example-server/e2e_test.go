@@ -199,6 +199,11 @@ func TestQuickStart(t *testing.T) {
 	if strings.Contains(s.stdout.String(), adminPW) {
 		t.Errorf("the chosen admin password was printed")
 	}
+	// Ready means the plugin's templates apply already: the public
+	// greeting answers anonymous callers (404: no such person yet).
+	if st, _ := s.do(req{method: "GET", path: fmt.Sprintf(greeting, "ann")}); st != 404 {
+		t.Fatalf("anonymous greeting right after ready = %d, want 404", st)
+	}
 	if st, _ := s.do(req{method: "GET", path: persons}); st != 401 {
 		t.Fatalf("anonymous list = %d, want 401", st)
 	}
