@@ -8,6 +8,7 @@ import (
 	"github.com/svcrun/svc/generated/core"
 	"github.com/svcrun/svc/runtime/client"
 	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/store"
 )
 
 // Progress records how far Sync has applied the stored roles and
@@ -76,11 +77,11 @@ func (p *Progress) WaitCurrent(ctx context.Context, roles *core.RoleClient, bind
 }
 
 func (p *Progress) current(ctx context.Context, roles *core.RoleClient, bindings *core.RoleBindingClient) (bool, error) {
-	rs, err := roles.List(ctx, client.ListOptions{})
+	rs, err := roles.ListRecords(ctx, client.ListOptions{})
 	if err != nil {
 		return false, err
 	}
-	bs, err := bindings.List(ctx, client.ListOptions{})
+	bs, err := bindings.ListRecords(ctx, client.ListOptions{})
 	if err != nil {
 		return false, err
 	}
@@ -89,14 +90,13 @@ func (p *Progress) current(ctx context.Context, roles *core.RoleClient, bindings
 	return caughtUp(p.applied[roles.Model().Kind], rs.Items) && caughtUp(p.applied[bindings.Model().Kind], bs.Items), nil
 }
 
-func caughtUp[T object.Object](applied map[string]mark, items []T) bool {
+func caughtUp(applied map[string]mark, items []*store.Record) bool {
 	if len(applied) != len(items) {
 		return false
 	}
-	for _, o := range items {
-		md := &o.GetEnvelope().Metadata
-		m, ok := applied[md.Name]
-		if !ok || m != markOf(md) {
+	for _, r := range items {
+		m, ok := applied[r.Name]
+		if !ok || m.version != r.Version || !m.created.Equal(r.Created()) {
 			return false
 		}
 	}

@@ -93,6 +93,16 @@ func (c *Client[T]) Get(ctx context.Context, name string) (T, error) {
 	return c.decode(rec)
 }
 
+// ListRecords is List without decoding: the stored records, for readers
+// that need only names, versions and times.
+func (c *Client[T]) ListRecords(ctx context.Context, opts ListOptions) (query.ListResult[*store.Record], error) {
+	q, err := opts.Query()
+	if err != nil {
+		return query.ListResult[*store.Record]{}, err
+	}
+	return c.st.List(ctx, c.m, q)
+}
+
 // List returns one page of matching objects.
 func (c *Client[T]) List(ctx context.Context, opts ListOptions) (query.ListResult[T], error) {
 	q, err := opts.Query()

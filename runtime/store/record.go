@@ -2,6 +2,7 @@ package store
 
 import (
 	"slices"
+	"time"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
@@ -31,6 +32,15 @@ type Record struct {
 	// with persisted keys gets them filled in place by the build that
 	// claims it; only fields a snapshot writer does not read are written.
 	indexed bool
+}
+
+// Created returns the object's creationTimestamp (zero if it has none),
+// without decoding its JSON.
+func (r *Record) Created() time.Time {
+	if t := timeOf(r.created); t != nil {
+		return *t
+	}
+	return time.Time{}
 }
 
 // Deleting reports whether the object carries a deletionTimestamp.
