@@ -104,12 +104,48 @@ type Authenticator struct {
 	// came from: a request whose user is unchanged skips the JSON decode.
 	decodedMu sync.RWMutex
 	decoded   map[string]decodedUser
-	maxUsers  int
+	// decodedTokens is the same for tokens, by token hash.
+	decodedTokens map[string]decodedToken
+	maxUsers      int
+}
+
+type decodedToken struct {
+	rec   *store.Record
+	token *core.PersonalAccessToken // shared: read only
 }
 
 type decodedUser struct {
 	rec  *store.Record
 	user *core.User // shared: read only
+}
+
+// token returns the stored token whose hash is hash, or nil; like user,
+// it decodes only a token that changed since it was last seen.
+func (a *Authenticator) token(ctx context.Context, hash string) (*core.PersonalAccessToken, error) {
+	res, err := a.tokens.ListRecords(ctx, client.ListOptions{
+		FieldSelector: []string{core.PersonalAccessTokenIndexSpecTokenHash + "=" + hash},
+	})
+	if err != nil || len(res.Items) != 1 {
+		return nil, err
+	}
+	rec := res.Items[0]
+	a.decodedMu.RLock()
+	d, ok := a.decodedTokens[hash]
+	a.decodedMu.RUnlock()
+	if ok && d.rec == rec {
+		return d.token, nil
+	}
+	t, err := a.tokens.Decode(rec)
+	if err != nil {
+		return nil, err
+	}
+	a.decodedMu.Lock()
+	if len(a.decodedTokens) >= a.maxUsers {
+		clear(a.decodedTokens)
+	}
+	a.decodedTokens[hash] = decodedToken{rec: rec, token: t}
+	a.decodedMu.Unlock()
+	return t, nil
 }
 
 // user returns the stored user called name, decoding it only when it
@@ -158,6 +194,7 @@ func New(users *core.UserClient, tokens *core.PersonalAccessTokenClient, opts Op
 		check:  CheckPassword,
 	}
 	a.decoded = map[string]decodedUser{}
+	a.decodedTokens = map[string]decodedToken{}
 	a.maxUsers = max(opts.CacheSize, DefaultCacheSize)
 	if a.now == nil {
 		a.now = time.Now
@@ -310,16 +347,13 @@ func (a *Authenticator) bearer(ctx context.Context, token string) (Identity, err
 		return a.fail(ctx, scheme, "not a personal access token", "")
 	}
 	want := HashToken(token)
-	res, err := a.tokens.List(ctx, client.ListOptions{
-		FieldSelector: []string{core.PersonalAccessTokenIndexSpecTokenHash + "=" + want},
-	})
+	t, err := a.token(ctx, want)
 	if err != nil {
 		return Identity{}, fmt.Errorf("authn: look up token: %w", err)
 	}
-	if len(res.Items) != 1 {
+	if t == nil {
 		return a.fail(ctx, scheme, "unknown token", "")
 	}
-	t := res.Items[0]
 	switch {
 	case subtle.ConstantTimeCompare([]byte(t.Spec.TokenHash), []byte(want)) != 1:
 		return a.fail(ctx, scheme, "unknown token", "")
