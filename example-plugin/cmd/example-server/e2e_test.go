@@ -436,3 +436,34 @@ func TestGeneratedAdminPasswordIsPrintedOnce(t *testing.T) {
 		t.Errorf("second start printed a password: %q", s2.stdout.String())
 	}
 }
+
+// TestHaloBrand runs the binary under --brand-domain halo.run (through
+// SVC_BRAND_DOMAIN): every brand-bearing label, group and path follows.
+func TestHaloBrand(t *testing.T) {
+	s := run(t, t.TempDir(), "SVC_ADMIN_PASSWORD="+adminPW, "SVC_BRAND_DOMAIN=halo.run")
+	_, role := s.do(admin(req{method: "GET", path: "/api/v1alpha1/roles/example-role-public-greeting"}))
+	labels, _ := role["metadata"].(map[string]any)["labels"].(map[string]any)
+	for _, k := range []string{"halo.run/role-template", "rbac.authorization.halo.run/aggregate-to-anonymous", "plugin.halo.run/plugin-name"} {
+		if labels[k] == nil {
+			t.Errorf("the example's public template lacks %s: %v", k, labels)
+		}
+	}
+	for _, p := range []string{
+		"/apis/api.console.halo.run/v1alpha1/users/-",
+		"/apis/plugin.api.halo.run/v1alpha1/plugins/example/stats",
+		"/apis/api.plugin.halo.run/v1alpha1/plugins/example/stats",
+		"/apis/content.halo.run/v1alpha1/posts",
+		"/apis/uc.api.content.halo.run/v1alpha1/posts",
+	} {
+		if st, body := s.do(admin(req{method: "GET", path: p})); st != 200 {
+			t.Errorf("GET %s under halo.run = %d %v", p, st, body)
+		}
+	}
+	// The aggregation label under the configured brand makes the greeting public.
+	if st, _ := s.do(req{method: "GET", path: fmt.Sprintf(greeting, "nobody")}); st != 404 {
+		t.Errorf("anonymous greeting under halo.run = %d, want 404", st)
+	}
+	if st, _ := s.do(admin(req{method: "GET", path: "/apis/api.console.svc.run/v1alpha1/users/-"})); st != 404 {
+		t.Errorf("the svc.run console path under halo.run = %d, want 404", st)
+	}
+}
