@@ -138,3 +138,23 @@ func TestChangesTakeEffectOnTheNextRequest(t *testing.T) {
 		}
 	}
 }
+
+func TestSuperRoleCannotBeChanged(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	for _, c := range []call{
+		{method: "DELETE", path: "/api/v1alpha1/roles/super-role"},
+		{method: "PATCH", path: "/api/v1alpha1/roles/super-role", contentType: "application/merge-patch+json", body: `{"rules":[]}`},
+		{method: "PUT", path: "/api/v1alpha1/roles/super-role", body: `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"super-role","version":0},"rules":[]}`},
+	} {
+		if st, _, body := e.do(adm(c)); st != 403 {
+			t.Errorf("%s super-role = %d %v, want 403", c.method, st, body)
+		}
+	}
+	if st, _, _ := e.do(adm(call{method: "GET", path: "/api/v1alpha1/roles/super-role"})); st != 200 {
+		t.Errorf("GET super-role = %d", st)
+	}
+	if st, _, _ := e.do(adm(call{method: "GET", path: persons})); st != 200 {
+		t.Errorf("admin after the attempts = %d, want 200", st)
+	}
+}
