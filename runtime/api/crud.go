@@ -114,6 +114,9 @@ func (a *modelAPI) create(c *gin.Context) error {
 }
 
 func (a *modelAPI) update(c *gin.Context) error {
+	if err := a.protected(c.Param("name")); err != nil {
+		return err
+	}
 	obj, _, err := decodeBody(c, a.m)
 	if err != nil {
 		return err
@@ -133,6 +136,14 @@ func (a *modelAPI) update(c *gin.Context) error {
 	}
 	c.Data(http.StatusOK, "application/json", a.out(rec))
 	return nil
+}
+
+// protected refuses a write of an object the model protects.
+func (a *modelAPI) protected(name string) error {
+	if a.m.Protected == nil || !a.m.Protected(name) {
+		return nil
+	}
+	return problem.New(http.StatusForbidden, "%s %s is built in: it cannot be changed or deleted", a.m.Kind, name)
 }
 
 // settle runs the model's Settled hook after a write, before the answer.
@@ -181,6 +192,9 @@ func samePath(obj object.Object, name string) error {
 // updateStatus replaces only the status of the stored object. A version
 // in the body is a precondition; without one the current version is used.
 func (a *modelAPI) updateStatus(c *gin.Context) error {
+	if err := a.protected(c.Param("name")); err != nil {
+		return err
+	}
 	obj, raw, err := decodeBody(c, a.m)
 	if err != nil {
 		return err
@@ -233,6 +247,9 @@ func (a *modelAPI) updateStatus(c *gin.Context) error {
 }
 
 func (a *modelAPI) delete(c *gin.Context) error {
+	if err := a.protected(c.Param("name")); err != nil {
+		return err
+	}
 	rec, err := a.st().Delete(c, a.m, c.Param("name"))
 	if err == nil {
 		err = a.settle(c)
@@ -248,6 +265,20 @@ func (a *modelAPI) deleteCollection(c *gin.Context) error {
 	q, err := query.Parse(c.Request.URL.Query())
 	if err != nil {
 		return err
+	}
+	if a.m.Protected != nil {
+		// Refuse the whole request if it would reach a protected object.
+		all := q
+		all.Page, all.Size = 1, 0
+		res, err := a.st().List(c, a.m, all)
+		if err != nil {
+			return err
+		}
+		for _, r := range res.Items {
+			if err := a.protected(r.Name); err != nil {
+				return err
+			}
+		}
 	}
 	recs, err := a.st().DeleteCollection(c, a.m, q)
 	if err == nil {

@@ -21,6 +21,9 @@ func (a *modelAPI) patch(c *gin.Context) error {
 		return problem.New(http.StatusUnsupportedMediaType,
 			"PATCH needs Content-Type %s or %s, not %q", codec.JSONPatch, codec.MergePatch, c.GetHeader("Content-Type"))
 	}
+	if err := a.protected(c.Param("name")); err != nil {
+		return err
+	}
 	body, err := readBody(c)
 	if err != nil {
 		return err

@@ -113,6 +113,10 @@ type Model struct {
 	// refuse privilege escalation. Nil admits as is.
 	Admit func(ctx context.Context, old, obj object.Object) error
 
+	// Protected names objects the HTTP API must not change or delete (the
+	// built-in super-role); such a write is a 403. Nil protects nothing.
+	Protected func(name string) bool
+
 	// Settled runs after the HTTP API has written an object of the model
 	// and before it answers; Role and RoleBinding wait there until access
 	// control decides with the write, so that it takes effect on the

@@ -146,6 +146,8 @@ func TestSuperRoleCannotBeChanged(t *testing.T) {
 		{method: "DELETE", path: "/api/v1alpha1/roles/super-role"},
 		{method: "PATCH", path: "/api/v1alpha1/roles/super-role", contentType: "application/merge-patch+json", body: `{"rules":[]}`},
 		{method: "PUT", path: "/api/v1alpha1/roles/super-role", body: `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"super-role","version":0},"rules":[]}`},
+		{method: "DELETE", path: "/api/v1alpha1/roles"},
+		{method: "DELETE", path: "/api/v1alpha1/roles?fieldSelector=name%3Dsuper-role"},
 	} {
 		if st, _, body := e.do(adm(c)); st != 403 {
 			t.Errorf("%s super-role = %d %v, want 403", c.method, st, body)
@@ -156,5 +158,10 @@ func TestSuperRoleCannotBeChanged(t *testing.T) {
 	}
 	if st, _, _ := e.do(adm(call{method: "GET", path: persons})); st != 200 {
 		t.Errorf("admin after the attempts = %d, want 200", st)
+	}
+	// Other roles can still be deleted in bulk.
+	e.do(adm(call{method: "POST", path: "/api/v1alpha1/roles", body: `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"tmp","labels":{"team.example.com/tmp":"1"}},"rules":[]}`}))
+	if st, _, body := e.do(adm(call{method: "DELETE", path: "/api/v1alpha1/roles?labelSelector=team.example.com/tmp"})); st != 200 || body["total"] != float64(1) {
+		t.Errorf("delete-collection of other roles = %d %v", st, body)
 	}
 }

@@ -78,6 +78,8 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	progress := authz.NewProgress()
 	settle := func(ctx context.Context) error { return progress.WaitCurrent(ctx, rc, bc) }
 	roles.Settled, bindings.Settled = settle, settle
+	// SPEC.md: the super administrator's role cannot be edited or deleted.
+	roles.Protected = func(name string) bool { return name == SuperRole }
 	s.Settle = settle
 	ready := make(chan struct{})
 	errc := make(chan error, 1)
