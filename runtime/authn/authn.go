@@ -100,23 +100,10 @@ type Authenticator struct {
 	decoyOnce sync.Once
 	decoy     string
 
-	// decoded keeps the users last decoded, by name, with the record they
-	// came from: a request whose user is unchanged skips the JSON decode.
-	decodedMu sync.RWMutex
-	decoded   map[string]decodedUser
-	// decodedTokens is the same for tokens, by token hash.
-	decodedTokens map[string]decodedToken
-	maxUsers      int
-}
-
-type decodedToken struct {
-	rec   *store.Record
-	token *core.PersonalAccessToken // shared: read only
-}
-
-type decodedUser struct {
-	rec  *store.Record
-	user *core.User // shared: read only
+	// users and tokens skip decoding what did not change since last seen;
+	// tokens are keyed by their hash.
+	decodedUsers  *decodedCache[*core.User]
+	decodedTokens *decodedCache[*core.PersonalAccessToken]
 }
 
 // token returns the stored token whose hash is hash, or nil; like user,
@@ -128,24 +115,7 @@ func (a *Authenticator) token(ctx context.Context, hash string) (*core.PersonalA
 	if err != nil || len(res.Items) != 1 {
 		return nil, err
 	}
-	rec := res.Items[0]
-	a.decodedMu.RLock()
-	d, ok := a.decodedTokens[hash]
-	a.decodedMu.RUnlock()
-	if ok && d.rec == rec {
-		return d.token, nil
-	}
-	t, err := a.tokens.Decode(rec)
-	if err != nil {
-		return nil, err
-	}
-	a.decodedMu.Lock()
-	if len(a.decodedTokens) >= a.maxUsers {
-		clear(a.decodedTokens)
-	}
-	a.decodedTokens[hash] = decodedToken{rec: rec, token: t}
-	a.decodedMu.Unlock()
-	return t, nil
+	return a.decodedTokens.get(hash, res.Items[0], a.tokens.Decode)
 }
 
 // user returns the stored user called name, decoding it only when it
@@ -155,23 +125,7 @@ func (a *Authenticator) user(ctx context.Context, name string) (*core.User, erro
 	if err != nil {
 		return nil, err
 	}
-	a.decodedMu.RLock()
-	d, ok := a.decoded[name]
-	a.decodedMu.RUnlock()
-	if ok && d.rec == rec {
-		return d.user, nil
-	}
-	u, err := a.users.Decode(rec)
-	if err != nil {
-		return nil, err
-	}
-	a.decodedMu.Lock()
-	if len(a.decoded) >= a.maxUsers {
-		clear(a.decoded) // bounded; a full cache simply starts over
-	}
-	a.decoded[name] = decodedUser{rec: rec, user: u}
-	a.decodedMu.Unlock()
-	return u, nil
+	return a.decodedUsers.get(name, rec, a.users.Decode)
 }
 
 // scratch is per-goroutine working memory for the cache key, pooled so that
@@ -193,9 +147,8 @@ func New(users *core.UserClient, tokens *core.PersonalAccessTokenClient, opts Op
 		cost:   opts.PasswordCost,
 		check:  CheckPassword,
 	}
-	a.decoded = map[string]decodedUser{}
-	a.decodedTokens = map[string]decodedToken{}
-	a.maxUsers = max(opts.CacheSize, DefaultCacheSize)
+	a.decodedUsers = newDecodedCache[*core.User](max(opts.CacheSize, DefaultCacheSize))
+	a.decodedTokens = newDecodedCache[*core.PersonalAccessToken](max(opts.CacheSize, DefaultCacheSize))
 	if a.now == nil {
 		a.now = time.Now
 	}
