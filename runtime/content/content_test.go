@@ -1,20 +1,16 @@
 package content_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/svcrun/svc/runtime/content"
 	"github.com/svcrun/svc/runtime/plugin"
-	"github.com/svcrun/svc/runtime/server"
+	"github.com/svcrun/svc/runtime/server/servertest"
 )
 
 const adminPassword = "content-test-admin"
@@ -28,30 +24,9 @@ type env struct {
 
 func start(t *testing.T, brand string) *env {
 	t.Helper()
-	t.Setenv("SVC_ADMIN_PASSWORD", adminPassword)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.Start(context.Background(), server.Flags{Memory: true, BrandDomain: brand},
-		server.Config{Plugins: []plugin.Plugin{content.Plugin{}}, Out: io.Discard}, slog.New(slog.DiscardHandler), ln)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Shutdown(5 * time.Second) })
-	e := &env{t: t, url: "http://" + ln.Addr().String(), brand: brand}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := e.do("admin", "GET", "/api/v1alpha1/plugins/content", "")
-		if st, _ := r.body["status"].(map[string]any); st != nil && st["phase"] == plugin.Started {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("content plugin did not start: %d %v", r.status, r.body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return e
+	s := servertest.Start(t, servertest.Options{Brand: brand, AdminPassword: adminPassword, Plugins: []plugin.Plugin{content.Plugin{}}})
+	s.WaitPhase(content.Name, plugin.Started)
+	return &env{t: t, url: s.URL, brand: brand}
 }
 
 // uc and posts are the user-centre and generic collection paths.

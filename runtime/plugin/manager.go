@@ -58,9 +58,8 @@ type Options struct {
 type Manager struct {
 	opts   Options
 	log    *slog.Logger
-	byName map[string]*instance
-	// started is closed once every plugin has been looked at after Run began.
-	wg sync.WaitGroup
+	byName map[string]*instance // filled by NewManager, read-only after
+	wg     sync.WaitGroup       // the plugins' loops
 }
 
 // instance is one plugin's run-time state. Its transitions run on one

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -20,6 +18,7 @@ import (
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/plugin"
 	"github.com/svcrun/svc/runtime/server"
+	"github.com/svcrun/svc/runtime/server/servertest"
 	"github.com/svcrun/svc/runtime/store/storetest"
 )
 
@@ -78,40 +77,36 @@ type runFunc func(ctx context.Context) error
 func (f runFunc) Start(ctx context.Context) error { return f(ctx) }
 
 type env struct {
+	*servertest.Server
 	t    *testing.T
 	url  string
 	srv  *server.Server
-	logs *bytes.Buffer
+	logs *lockedBuffer
 }
 
 func start(t *testing.T, dir, brand string, plugins ...plugin.Plugin) *env {
 	t.Helper()
-	t.Setenv("SVC_ADMIN_PASSWORD", adminPassword)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &bytes.Buffer{}
-	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil))
-	f := server.Flags{DataDir: dir, BrandDomain: brand, Memory: dir == ""}
-	srv, err := server.Start(context.Background(), f, server.Config{Plugins: plugins, Out: io.Discard}, log, ln)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, url: "http://" + ln.Addr().String(), srv: srv, logs: logs}
-	t.Cleanup(func() { srv.Shutdown(5 * time.Second) })
-	return e
+	logs := &lockedBuffer{}
+	s := servertest.Start(t, servertest.Options{Dir: dir, Brand: brand, AdminPassword: adminPassword, Plugins: plugins, Log: logs})
+	return &env{Server: s, t: t, url: s.URL, srv: s.Server, logs: logs}
 }
 
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// lockedBuffer collects the server's logs, written from its goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
-func (l *lockedWriter) Write(b []byte) (int, error) {
+func (l *lockedBuffer) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(b)
+	return l.buf.Write(b)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // do sends a request as admin (or anonymously with anon) and returns the
@@ -142,40 +137,7 @@ func (e *env) do(method, path, body string, anon bool) (int, map[string]any) {
 	return res.StatusCode, out
 }
 
-// eventually polls until check passes or a generous deadline passes.
-func (e *env) eventually(what string, check func() (bool, string)) {
-	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ok, got := check()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: still %s", what, got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (e *env) phase(name string) (string, string) {
-	_, body := e.do("GET", "/api/v1alpha1/plugins/"+name, "", false)
-	st, _ := body["status"].(map[string]any)
-	ph, _ := st["phase"].(string)
-	msg, _ := st["message"].(string)
-	return ph, msg
-}
-
-func (e *env) waitPhase(name, want string) string {
-	e.t.Helper()
-	var msg string
-	e.eventually("plugin "+name+" phase", func() (bool, string) {
-		ph, m := e.phase(name)
-		msg = m
-		return ph == want, fmt.Sprintf("%q (%s), want %s", ph, m, want)
-	})
-	return msg
-}
+func (e *env) waitPhase(name, want string) string { return e.WaitPhase(name, want) }
 
 func (e *env) status(method, path, body string, anon bool) int {
 	e.t.Helper()

@@ -12,13 +12,10 @@ package security_test
 // have no route in this server, so "allowed" is usually 404 or 405).
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -28,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svcrun/svc/runtime/server"
+	"github.com/svcrun/svc/runtime/server/servertest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -50,19 +47,8 @@ type corpusServer struct {
 
 func startCorpusServer(t *testing.T) *corpusServer {
 	t.Helper()
-	t.Setenv("SVC_ADMIN_PASSWORD", corpusAdminPW)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := server.Start(context.Background(), server.Flags{Memory: true, BrandDomain: "halo.run"},
-		server.Config{Out: io.Discard}, log, ln)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Shutdown(5 * time.Second) })
-	return &corpusServer{t: t, url: "http://" + ln.Addr().String()}
+	srv := servertest.Start(t, servertest.Options{Brand: "halo.run", AdminPassword: corpusAdminPW})
+	return &corpusServer{t: t, url: srv.URL}
 }
 
 // corpusPassword is the password of a user the test creates.
@@ -111,17 +97,7 @@ func (s *corpusServer) do(user, method, path string, header http.Header, body st
 // waitFor polls until check passes or a generous deadline passes.
 func (s *corpusServer) waitFor(what string, check func() (bool, string)) {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ok, got := check()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("%s: still %s", what, got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	servertest.Eventually(s.t, what, check)
 }
 
 // corpusDoc is one YAML document of a plugin's extension file.
