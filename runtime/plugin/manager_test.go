@@ -452,3 +452,30 @@ func TestDoNotOverwrite(t *testing.T) {
 		t.Errorf("plain role after stop = %d, want 404", s)
 	}
 }
+
+// clashPlugin mounts a custom route whose wildcard clashes with the
+// console's /users/:name routes; Gin refuses such a route tree.
+type clashPlugin struct{}
+
+func (clashPlugin) Name() string { return "clash" }
+func (clashPlugin) Start(_ context.Context, h *plugin.Host) error {
+	h.Model(storetest.PersonModel(), nil)
+	h.Routes("api.console.svc.run/v1alpha1", func(r gin.IRouter) {
+		r.GET("/users/:id/extra", func(c *gin.Context) { c.Status(200) })
+	})
+	return nil
+}
+
+func TestRouteClashFailsOnlyThatPlugin(t *testing.T) {
+	e := start(t, "", "svc.run", clashPlugin{})
+	if msg := e.waitPhase("clash", plugin.Failed); !strings.Contains(msg, "routes clash") {
+		t.Errorf("message = %q, want the clash named", msg)
+	}
+	// Nothing of it stays: its model is gone, the console still works.
+	if s := e.status("GET", persons, "", false); s != 404 {
+		t.Errorf("the failed plugin's model = %d, want 404", s)
+	}
+	if s := e.status("GET", "/apis/api.console.svc.run/v1alpha1/users/-", "", false); s != 200 {
+		t.Errorf("console after the clash = %d, want 200", s)
+	}
+}
