@@ -279,11 +279,18 @@ func openAPIDoc(reg *model.Registry, plugins func() map[string][]byte, log *slog
 			}
 			extra = append(extra, d)
 		}
-		doc, err := openapi.Build(models, openapi.Options{Title: "svc API", Extra: extra})
-		if err != nil {
-			// A clash between plugins' documents must not hide the API.
-			log.Warn("plugin OpenAPI documents left out", "err", err)
-			doc = base
+		doc := base
+		if len(extra) > 0 {
+			// The generic document is built again with the plugins' paths
+			// merged in: Build is what checks them against it. This runs
+			// only when the set of models or started plugins changes.
+			withExtra, err := openapi.Build(models, openapi.Options{Title: "svc API", Extra: extra})
+			if err != nil {
+				// A clash between plugins' documents must not hide the API.
+				log.Warn("plugin OpenAPI documents left out", "err", err)
+			} else {
+				doc = withExtra
+			}
 		}
 		b, err := openapi.JSON(doc)
 		if err != nil {
