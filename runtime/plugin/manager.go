@@ -143,15 +143,6 @@ func (m *Manager) Documents() map[string][]byte {
 	return out
 }
 
-// Phase returns a plugin's current phase, or "" for an unknown plugin.
-func (m *Manager) Phase(name string) string {
-	in, ok := m.byName[name]
-	if !ok {
-		return ""
-	}
-	return *in.phase.Load()
-}
-
 func (m *Manager) names() []string {
 	out := make([]string, 0, len(m.byName))
 	for n := range m.byName {
