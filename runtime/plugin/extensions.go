@@ -242,7 +242,8 @@ func jsonable(v any) any {
 // nestUnderSpec moves the fields of an earlier-generation object, which sit
 // directly under it, into spec when the model keeps them there.
 func nestUnderSpec(obj map[string]any, m *model.Model) {
-	if _, has := obj["spec"]; has || !schemaHasProperty(m, "spec") {
+	props := schemaProperties(m)
+	if _, has := obj["spec"]; has || !props["spec"] {
 		return
 	}
 	spec := map[string]any{}
@@ -251,7 +252,7 @@ func nestUnderSpec(obj map[string]any, m *model.Model) {
 		case "apiVersion", "kind", "metadata", "status":
 			continue
 		}
-		if schemaHasProperty(m, k) {
+		if props[k] {
 			continue
 		}
 		spec[k] = v
@@ -262,19 +263,23 @@ func nestUnderSpec(obj map[string]any, m *model.Model) {
 	}
 }
 
-func schemaHasProperty(m *model.Model, name string) bool {
+// schemaProperties names the top-level properties of m's objects.
+func schemaProperties(m *model.Model) map[string]bool {
 	if len(m.Schema) == 0 {
 		// Without a schema, assume the usual envelope + spec + status shape.
-		return name == "spec" || name == "status"
+		return map[string]bool{"spec": true, "status": true}
 	}
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
 	if json.Unmarshal(m.Schema, &s) != nil {
-		return false
+		return nil
 	}
-	_, ok := s.Properties[name]
-	return ok
+	out := make(map[string]bool, len(s.Properties))
+	for k := range s.Properties {
+		out[k] = true
+	}
+	return out
 }
 
 // rewriteBrand moves label and annotation keys written against the default
