@@ -165,3 +165,42 @@ func TestSuperRoleCannotBeChanged(t *testing.T) {
 		t.Errorf("delete-collection of other roles = %d %v", st, body)
 	}
 }
+
+// TestHiddenRoles: the generic role list returns every role, the console's
+// listings leave the hidden ones (anonymous, authenticated) out.
+func TestHiddenRoles(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	_, _, list := e.do(adm(call{method: "GET", path: "/api/v1alpha1/roles"}))
+	names := map[string]bool{}
+	for _, it := range list["items"].([]any) {
+		names[it.(map[string]any)["metadata"].(map[string]any)["name"].(string)] = true
+	}
+	for _, n := range []string{"super-role", "anonymous", "authenticated", "guest", "post-contributor", "post-author", "post-editor"} {
+		if !names[n] {
+			t.Errorf("generic role list lacks %s: %v", n, names)
+		}
+	}
+	st, _, perms := e.do(adm(call{method: "GET", path: console + "/users/-/permissions"}))
+	if st != 200 {
+		t.Fatalf("permissions = %d %v", st, perms)
+	}
+	roleNames := func(key string) []string {
+		var out []string
+		for _, r := range perms[key].([]any) {
+			out = append(out, r.(map[string]any)["metadata"].(map[string]any)["name"].(string))
+		}
+		return out
+	}
+	// The admin's effective roles are super-role plus the implicit ones,
+	// which are hidden; nothing aggregates into any of them here.
+	if got := fmt.Sprint(roleNames("roles")); got != "[super-role]" {
+		t.Errorf("roles = %s, want [super-role]", got)
+	}
+	if got := fmt.Sprint(roleNames("permissions")); got != "[super-role]" {
+		t.Errorf("permissions = %s, want [super-role] (hidden roles left out)", got)
+	}
+	if got := fmt.Sprint(perms["uiPermissions"]); got != "[*]" {
+		t.Errorf("uiPermissions = %s, want [*]", got)
+	}
+}
