@@ -10,7 +10,6 @@ require (
 	github.com/gin-gonic/gin v1.12.0
 	github.com/hashicorp/go-memdb v1.3.5
 	github.com/oapi-codegen/oapi-codegen/v2 v2.8.2
-	github.com/tidwall/btree v1.8.2
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/crypto v0.54.0
 )

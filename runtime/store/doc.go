@@ -15,8 +15,8 @@
 // A table whose model is not registered (a stopped plugin, or data found
 // at start-up before its plugin registers) is kept "raw": records by name
 // only. Register decodes every record with the model (on every core),
-// builds the trees by sorting each index's entries and loading them in
-// order, and swaps the new state in; meanwhile reads and writes of the
+// sorts each index's entries (build.go), builds each tree bottom-up from
+// them, and swaps the new state in; meanwhile reads and writes of the
 // model fail with ErrNotReady (Reserve makes that so before a server
 // starts serving).
 //

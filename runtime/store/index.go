@@ -5,16 +5,16 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
-	"github.com/tidwall/btree"
+	"github.com/svcrun/svc/runtime/store/internal/cowtree"
 )
 
-// Secondary indexes are copy-on-write B-trees of small entries that point
-// at records. go-memdb keeps the objects and their name index; its radix
-// trees cost ~450 bytes and several microseconds per entry, which a model
-// with nine indexes multiplies by ten, while an entry here is 40 bytes in
-// a 16-degree node. Copying a tree is O(1) (nodes are shared until
-// written), so every commit publishes an immutable view: the memdb
-// snapshot and one tree copy per index, swapped in together.
+// Secondary indexes are copy-on-write B+trees (internal/cowtree) of small
+// entries that point at records. go-memdb keeps the objects and their name
+// index; its radix trees cost ~450 bytes and several microseconds per
+// entry, which a model with nine indexes multiplies by ten, while an entry
+// here is 24 bytes in a 64-wide leaf. Copying a tree is O(1) (nodes are
+// shared until written), so every commit publishes an immutable view: the
+// memdb snapshot and one tree copy per index, swapped in together.
 
 // Index positions, as in model.AllIndexes: the defaults, then the model's
 // own from position numDefaultIndexes.
@@ -61,12 +61,9 @@ func compareEntry(x, y entry) int {
 	return strings.Compare(x.rec.Name, y.rec.Name)
 }
 
-type tree = btree.BTreeG[entry]
+type tree = cowtree.Tree[entry]
 
-func newTree() *tree {
-	return btree.NewBTreeGOptions(func(x, y entry) bool { return compareEntry(x, y) < 0 },
-		btree.Options{NoLocks: true, Degree: 16})
-}
+func newTree() *tree { return cowtree.New(compareEntry) }
 
 // view is what a reader sees of a table: a consistent, immutable state.
 type view struct {
@@ -110,8 +107,9 @@ func rebuildTrees(m *model.Model, db *memdb.MemDB) ([]*tree, error) {
 		return nil, err
 	}
 	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
+	order := defaultOrder(recs)
 	for ix := 1; ix < len(trees); ix++ {
-		if trees[ix], err = buildTree(m, recs, ix); err != nil {
+		if trees[ix], err = buildTree(m, recs, order, ix); err != nil {
 			return nil, err
 		}
 	}
@@ -185,24 +183,8 @@ func unindexRecord(trees []*tree, old *Record) {
 	}
 }
 
-// rank is the number of entries before pivot. The trees keep subtree
-// counts, so GetAt is O(log n) and so is this binary search over it.
-func rank(t *tree, pivot entry) int {
-	lo, hi := 0, t.Len()
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		e, _ := t.GetAt(mid)
-		if compareEntry(e, pivot) < 0 {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
-
 // count counts the entries in s without visiting them.
-func (s span) count(t *tree) int { return rank(t, s.hi) - rank(t, s.lo) }
+func (s span) count(t *tree) int { return t.Rank(s.hi) - t.Rank(s.lo) }
 
 // ascend calls fn for the entries in s, in order, until fn returns false.
 // It reports whether fn asked to go on.

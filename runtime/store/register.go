@@ -1,14 +1,10 @@
 package store
 
 import (
-	"cmp"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,8 +131,9 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 			}
 		},
 	}
+	order := defaultOrder(recs)
 	for ix := 1; ix < len(trees); ix++ {
-		jobs = append(jobs, func() { trees[ix], errs[ix] = buildTree(m, recs, ix) })
+		jobs = append(jobs, func() { trees[ix], errs[ix] = buildTree(m, recs, order, ix) })
 	}
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -177,72 +174,6 @@ func loadObjects(db *memdb.MemDB, recs []*Record) error {
 		txn.Commit()
 	}
 	return nil
-}
-
-// buildTree sorts the entries of index position ix and loads them in order;
-// a unique index with two objects under one key fails. recs must be in name
-// order: sorting by (key, creation desc, position) is then entry order,
-// without dereferencing records in the comparisons.
-func buildTree(m *model.Model, recs []*Record, ix int) (*tree, error) {
-	// Comparisons run on integers where they can: the first 8 bytes of the
-	// key and the creation time, decoded once.
-	type item struct {
-		p    uint64 // first 8 bytes of a, zero-padded
-		a    string
-		csec uint64 // creation key, seconds and nanoseconds parts
-		cns  uint32
-		i    int32
-	}
-	n := 0
-	var buf [8]entry
-	for _, r := range recs {
-		n += len(entries(r, ix, buf[:0]))
-	}
-	items := make([]item, 0, n)
-	for i, r := range recs {
-		var csec uint64
-		var cns uint32
-		if c := r.created; len(c) == 12 {
-			csec, cns = binary.BigEndian.Uint64([]byte(c[:8])), binary.BigEndian.Uint32([]byte(c[8:]))
-		}
-		for _, e := range entries(r, ix, buf[:0]) {
-			var p [8]byte
-			copy(p[:], e.a)
-			items = append(items, item{binary.BigEndian.Uint64(p[:]), e.a, csec, cns, int32(i)})
-		}
-	}
-	slices.SortFunc(items, func(x, y item) int {
-		if x.p != y.p {
-			return cmp.Compare(x.p, y.p)
-		}
-		if len(x.a) > 8 || len(y.a) > 8 {
-			if c := strings.Compare(x.a, y.a); c != 0 {
-				return c
-			}
-		} else if c := cmp.Compare(len(x.a), len(y.a)); c != 0 {
-			return c
-		}
-		if x.csec != y.csec {
-			return cmp.Compare(y.csec, x.csec)
-		}
-		if x.cns != y.cns {
-			return cmp.Compare(y.cns, x.cns)
-		}
-		return cmp.Compare(x.i, y.i)
-	})
-	if u := ix - numDefaultIndexes; u >= 0 && m.Indexes[u].Unique {
-		for j := 1; j < len(items); j++ {
-			if items[j].a != "" && items[j].a == items[j-1].a && items[j].i != items[j-1].i {
-				holder := min(recs[items[j].i].Name, recs[items[j-1].i].Name)
-				return nil, &UniqueError{Kind: m.GVK().String(), Index: m.Indexes[u].Name, Value: model.FormatKey(m.Indexes[u].Type, model.Key(items[j].a)), Holder: holder}
-			}
-		}
-	}
-	t := newTree()
-	for _, it := range items {
-		t.Load(entry{it.a, recs[it.i]})
-	}
-	return t, nil
 }
 
 // decodeAll returns every record of src, in name order, with its index

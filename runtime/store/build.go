@@ -1,0 +1,194 @@
+package store
+
+import (
+	"cmp"
+	"encoding/binary"
+	"slices"
+	"strings"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/internal/cowtree"
+)
+
+// Building an index from scratch (at registration, or after a failed batch)
+// sorts its entries and bulk-loads them into a tree; at a million objects
+// that is most of a start. The sort avoids comparing records: they are
+// ranked once in the default list order, which is the tie order of every
+// index, and each index's entries are gathered in that rank order, so they
+// need only a stable sort by key. Keys with few distinct values (labels,
+// enums, small numbers) take a counting sort; the others sort on the eight
+// bytes after the keys' common prefix, which rarely needs the strings.
+
+// maxCounted is the most distinct keys an index may have for a counting
+// sort; past it, gathering ids costs more than sorting.
+const maxCounted = 1 << 12
+
+// defaultOrder returns the positions of recs, which are in name order, in
+// the default list order: creation desc, then name asc.
+func defaultOrder(recs []*Record) []int32 {
+	// Ascending (hi, lo) is the wanted order: hi and lo's top half are the
+	// complemented creation seconds and nanoseconds (a record with no
+	// creation time sorts last), lo's bottom half the name position.
+	type item struct{ hi, lo uint64 }
+	items := make([]item, len(recs))
+	for i, r := range recs {
+		var sec, ns uint64
+		if c := r.created; len(c) == 12 {
+			sec = binary.BigEndian.Uint64([]byte(c[:8]))
+			ns = uint64(binary.BigEndian.Uint32([]byte(c[8:])))<<1 | 1
+		}
+		items[i] = item{^sec, (^ns)<<32 | uint64(i)}
+	}
+	slices.SortFunc(items, func(x, y item) int {
+		if x.hi != y.hi {
+			return cmp.Compare(x.hi, y.hi)
+		}
+		return cmp.Compare(x.lo, y.lo)
+	})
+	order := make([]int32, len(items))
+	for i, it := range items {
+		order[i] = int32(uint32(it.lo))
+	}
+	return order
+}
+
+// buildTree builds the tree of index position ix over recs (in name order,
+// ranked by order); a unique index with two objects under one key fails.
+func buildTree(m *model.Model, recs []*Record, order []int32, ix int) (*tree, error) {
+	var buf [8]entry
+	n := 0
+	for _, r := range recs {
+		n += len(entries(r, ix, buf[:0]))
+	}
+	// Entry j has key keys[j] and belongs to recs[owner[j]].
+	keys := make([]string, 0, n)
+	owner := make([]int32, 0, n)
+	for _, i := range order {
+		for _, e := range entries(recs[i], ix, buf[:0]) {
+			keys = append(keys, e.a)
+			owner = append(owner, i)
+		}
+	}
+	perm := sortKeys(keys)
+	if u := ix - numDefaultIndexes; u >= 0 && m.Indexes[u].Unique {
+		for p := 1; p < len(perm); p++ {
+			j, k := perm[p], perm[p-1]
+			if keys[j] != "" && keys[j] == keys[k] && owner[j] != owner[k] {
+				holder := min(recs[owner[j]].Name, recs[owner[k]].Name)
+				return nil, &UniqueError{Kind: m.GVK().String(), Index: m.Indexes[u].Name, Value: model.FormatKey(m.Indexes[u].Type, model.Key(keys[j])), Holder: holder}
+			}
+		}
+	}
+	sorted := make([]entry, len(perm))
+	for i, j := range perm {
+		sorted[i] = entry{keys[j], recs[owner[j]]}
+	}
+	return cowtree.Build(compareEntry, sorted), nil
+}
+
+// sortKeys returns the positions of keys in ascending key order, equal
+// keys in position order.
+func sortKeys(keys []string) []int32 {
+	if perm, ok := countingSort(keys); ok {
+		return perm
+	}
+	return prefixSort(keys)
+}
+
+// countingSort sorts keys by their distinct values, or reports false when
+// there are more than maxCounted of them.
+func countingSort(keys []string) ([]int32, bool) {
+	ids := make(map[string]int32)
+	var distinct []string
+	id := make([]int32, len(keys))
+	for j, k := range keys {
+		d, ok := ids[k]
+		if !ok {
+			if len(distinct) == maxCounted {
+				return nil, false
+			}
+			d = int32(len(distinct))
+			ids[k] = d
+			distinct = append(distinct, k)
+		}
+		id[j] = d
+	}
+	count := make([]int32, len(distinct))
+	for _, d := range id {
+		count[d]++
+	}
+	ranked := make([]int32, len(distinct))
+	for d := range ranked {
+		ranked[d] = int32(d)
+	}
+	slices.SortFunc(ranked, func(a, b int32) int { return strings.Compare(distinct[a], distinct[b]) })
+	next := make([]int32, len(distinct)) // where the next entry of each id goes
+	at := int32(0)
+	for _, d := range ranked {
+		next[d] = at
+		at += count[d]
+	}
+	perm := make([]int32, len(keys))
+	for j, d := range id {
+		perm[next[d]] = int32(j)
+		next[d]++
+	}
+	return perm, true
+}
+
+// prefixSort sorts keys on the eight bytes that follow their common
+// prefix, falling back to the strings only where those bytes tie.
+func prefixSort(keys []string) []int32 {
+	lcp := -1
+	var first string
+	for _, k := range keys {
+		switch {
+		case k == "":
+		case lcp < 0:
+			first, lcp = k, len(k)
+		default:
+			l := 0
+			for l < lcp && l < len(k) && k[l] == first[l] {
+				l++
+			}
+			lcp = l
+		}
+	}
+	lcp = max(lcp, 0)
+	type item struct {
+		p uint64 // bytes lcp..lcp+8 of the key, zero-padded
+		j int32
+	}
+	items := make([]item, len(keys))
+	for j, k := range keys {
+		var b [8]byte
+		if len(k) > lcp {
+			copy(b[:], k[lcp:])
+		}
+		items[j] = item{binary.BigEndian.Uint64(b[:]), int32(j)}
+	}
+	long := lcp + 8
+	slices.SortFunc(items, func(x, y item) int {
+		if x.p != y.p {
+			return cmp.Compare(x.p, y.p)
+		}
+		kx, ky := keys[x.j], keys[y.j]
+		var c int
+		if len(kx) > long || len(ky) > long {
+			c = strings.Compare(kx, ky)
+		} else {
+			// Equal padded bytes after a shared prefix (or an empty key):
+			// the shorter key is the smaller.
+			c = cmp.Compare(len(kx), len(ky))
+		}
+		if c != 0 {
+			return c
+		}
+		return cmp.Compare(x.j, y.j)
+	})
+	perm := make([]int32, len(items))
+	for i, it := range items {
+		perm[i] = it.j
+	}
+	return perm
+}

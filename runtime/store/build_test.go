@@ -1,0 +1,111 @@
+package store
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svcrun/svc/runtime/model"
+)
+
+// referenceSort is the obvious stable sort sortKeys must agree with.
+func referenceSort(keys []string) []int32 {
+	perm := make([]int32, len(keys))
+	for j := range perm {
+		perm[j] = int32(j)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return strings.Compare(keys[a], keys[b]) })
+	return perm
+}
+
+func TestSortKeysAgreesWithAStableSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"", "\x00", "a", "b", "\xff", "person-", "Person Number ", "0000000"}
+	gen := map[string]func() string{
+		// Few distinct values: the counting sort.
+		"few": func() string { return alphabet[rng.IntN(len(alphabet))] },
+		// Many values sharing a long prefix, some exactly the prefix, some
+		// ending in zero bytes: the prefix sort and its ties.
+		"prefixed": func() string {
+			switch rng.IntN(10) {
+			case 0:
+				return ""
+			case 1:
+				return "shared-prefix/"
+			case 2:
+				return "shared-prefix/" + strings.Repeat("\x00", rng.IntN(12))
+			}
+			return fmt.Sprintf("shared-prefix/%d%s", rng.IntN(20000), strings.Repeat("x", rng.IntN(3)*5))
+		},
+		// Order-preserving integer keys, negatives included.
+		"ints": func() string { return string(model.IntKey(rng.Int64N(1<<20) - 1<<19)) },
+		"random": func() string {
+			b := make([]byte, rng.IntN(20))
+			for i := range b {
+				b[i] = byte(rng.IntN(4)) // small alphabet: many shared prefixes
+			}
+			return string(b)
+		},
+	}
+	for name, g := range gen {
+		for _, n := range []int{0, 1, 2, 100, maxCounted * 3} {
+			keys := make([]string, n)
+			for i := range keys {
+				keys[i] = g()
+			}
+			if got, want := sortKeys(keys), referenceSort(keys); !slices.Equal(got, want) {
+				t.Fatalf("%s, %d keys: sortKeys disagrees with a stable sort", name, n)
+			}
+		}
+	}
+}
+
+func TestDefaultOrderIsCreationDescThenName(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	recs := make([]*Record, 500)
+	for i := range recs {
+		r := &Record{Name: fmt.Sprintf("r%04d", i)}
+		if i%50 != 7 { // a few have no creation time
+			r.created = model.TimeKey(base.Add(time.Duration(rng.IntN(40)) * time.Millisecond * 500))
+		}
+		recs[i] = r
+	}
+	want := make([]int32, len(recs))
+	for i := range want {
+		want[i] = int32(i)
+	}
+	slices.SortFunc(want, func(a, b int32) int {
+		if c := strings.Compare(string(recs[b].created), string(recs[a].created)); c != 0 {
+			return c
+		}
+		return cmp.Compare(recs[a].Name, recs[b].Name)
+	})
+	if got := defaultOrder(recs); !slices.Equal(got, want) {
+		t.Fatalf("defaultOrder = %v, want %v", got[:10], want[:10])
+	}
+	// The creation key layout defaultOrder reads: 8 bytes of seconds, 4 of
+	// nanoseconds, both big-endian and order-preserving.
+	k := model.TimeKey(base.Add(1500 * time.Millisecond))
+	if len(k) != 12 || binary.BigEndian.Uint32([]byte(k[8:])) != 500_000_000 {
+		t.Fatalf("TimeKey layout changed: %q", k)
+	}
+}
+
+func FuzzSortKeys(f *testing.F) {
+	f.Add([]byte("a\nb\n\nab\na\x00\nb"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		keys := strings.Split(string(data), "\n")
+		if got, want := sortKeys(keys), referenceSort(keys); !slices.Equal(got, want) {
+			t.Fatalf("sortKeys(%q) = %v, want %v", keys, got, want)
+		}
+		if got, want := prefixSort(keys), referenceSort(keys); !slices.Equal(got, want) {
+			t.Fatalf("prefixSort(%q) = %v, want %v", keys, got, want)
+		}
+	})
+}

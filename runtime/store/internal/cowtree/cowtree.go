@@ -1,0 +1,500 @@
+// Package cowtree is an order-statistic B+tree with O(1) copies, built for
+// the store's secondary indexes.
+//
+// Items live in leaves; every node counts the items below it, so the i-th
+// item and the rank of any item take O(log n). A copy shares every node
+// with its original; whichever tree writes first copies the nodes on its
+// path (each node records the tree that may change it in place), so a
+// copy is an immutable snapshot for readers while the writer goes on. A
+// tree is built in O(n) from sorted items, with full leaves and no
+// comparisons, which is what makes a start with millions of objects fast.
+//
+// A node that falls below a quarter full after a delete merges with a
+// neighbour when the two fit in one; otherwise it stays underfull. That
+// keeps deletes simple and costs nothing in height, which grows only by
+// splits.
+//
+// A Tree is not safe for concurrent writes; copies may be read
+// concurrently with each other and with writes to the original.
+package cowtree
+
+// Node sizes. Leaves built in bulk are filled to buildFill, leaving room
+// for a few inserts before the first split.
+const (
+	maxItems  = 64
+	minItems  = maxItems / 4
+	buildFill = maxItems - maxItems/8
+)
+
+// owner marks the tree allowed to change a node in place. It has a size so
+// that every new owner is a distinct pointer.
+type owner struct{ _ byte }
+
+type node[T any] struct {
+	owner *owner
+	count int // items in this subtree
+	// A leaf holds items; an inner node holds kids and, between them, seps:
+	// every item of kids[i] < seps[i] <= every item of kids[i+1].
+	items []T
+	kids  []*node[T]
+	seps  []T
+}
+
+func (n *node[T]) leaf() bool { return n.kids == nil }
+
+// size is what a node's fill is measured in: items or kids.
+func (n *node[T]) size() int {
+	if n.leaf() {
+		return len(n.items)
+	}
+	return len(n.kids)
+}
+
+// Tree is an ordered set of items under cmp.
+type Tree[T any] struct {
+	cmp   func(a, b T) int
+	root  *node[T]
+	owner *owner
+}
+
+// New returns an empty tree ordered by cmp.
+func New[T any](cmp func(a, b T) int) *Tree[T] {
+	return &Tree[T]{cmp: cmp, owner: new(owner)}
+}
+
+// Build returns a tree of items, which must be sorted by cmp without
+// duplicates; Build does not check. It keeps no reference to items.
+func Build[T any](cmp func(a, b T) int, items []T) *Tree[T] {
+	t := New(cmp)
+	if len(items) == 0 {
+		return t
+	}
+	level := make([]*node[T], 0, len(items)/buildFill+1)
+	for lo := 0; lo < len(items); {
+		hi := spread(lo, len(items))
+		leaf := &node[T]{owner: t.owner, count: hi - lo, items: make([]T, hi-lo, maxItems+1)}
+		copy(leaf.items, items[lo:hi])
+		level = append(level, leaf)
+		lo = hi
+	}
+	for len(level) > 1 {
+		up := make([]*node[T], 0, len(level)/buildFill+1)
+		for lo := 0; lo < len(level); {
+			hi := spread(lo, len(level))
+			n := &node[T]{owner: t.owner, kids: make([]*node[T], 0, maxItems+1), seps: make([]T, 0, maxItems)}
+			for i, k := range level[lo:hi] {
+				if i > 0 {
+					n.seps = append(n.seps, first(k))
+				}
+				n.kids = append(n.kids, k)
+				n.count += k.count
+			}
+			up = append(up, n)
+			lo = hi
+		}
+		level = up
+	}
+	t.root = level[0]
+	return t
+}
+
+// spread returns the end of the bulk-built node starting at lo of n: nodes
+// hold buildFill, except that the last two share what is left so that
+// neither is underfull.
+func spread(lo, n int) int {
+	switch left := n - lo; {
+	case left <= maxItems:
+		return n
+	case left < 2*buildFill:
+		return lo + left/2
+	}
+	return lo + buildFill
+}
+
+func first[T any](n *node[T]) T {
+	for !n.leaf() {
+		n = n.kids[0]
+	}
+	return n.items[0]
+}
+
+// Copy returns a tree with the same items. Both trees may then be written
+// without affecting each other; nodes are copied as they are written.
+func (t *Tree[T]) Copy() *Tree[T] {
+	t.owner = new(owner)
+	return &Tree[T]{cmp: t.cmp, root: t.root, owner: new(owner)}
+}
+
+// Len returns the number of items.
+func (t *Tree[T]) Len() int {
+	if t.root == nil {
+		return 0
+	}
+	return t.root.count
+}
+
+// mut returns n, or a copy of it that t may change in place.
+func (t *Tree[T]) mut(n *node[T]) *node[T] {
+	if n.owner == t.owner {
+		return n
+	}
+	c := &node[T]{owner: t.owner, count: n.count}
+	if n.leaf() {
+		c.items = make([]T, len(n.items), maxItems+1)
+		copy(c.items, n.items)
+	} else {
+		c.kids = make([]*node[T], len(n.kids), maxItems+1)
+		copy(c.kids, n.kids)
+		c.seps = make([]T, len(n.seps), maxItems)
+		copy(c.seps, n.seps)
+	}
+	return c
+}
+
+// lowerBound returns the number of xs below x, and whether xs holds x.
+func (t *Tree[T]) lowerBound(xs []T, x T) (int, bool) {
+	lo, hi := 0, len(xs)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if t.cmp(xs[mid], x) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, lo < len(xs) && t.cmp(xs[lo], x) == 0
+}
+
+// upperBound returns the number of xs at or below x.
+func (t *Tree[T]) upperBound(xs []T, x T) int {
+	lo, hi := 0, len(xs)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if t.cmp(xs[mid], x) <= 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// Set adds item, replacing an equal one.
+func (t *Tree[T]) Set(item T) {
+	if t.root == nil {
+		t.root = &node[T]{owner: t.owner, count: 1, items: append(make([]T, 0, maxItems+1), item)}
+		return
+	}
+	t.root = t.mut(t.root)
+	right, sep, _ := t.insert(t.root, item)
+	if right != nil {
+		left := t.root
+		t.root = &node[T]{owner: t.owner, count: left.count + right.count,
+			kids: append(make([]*node[T], 0, maxItems+1), left, right),
+			seps: append(make([]T, 0, maxItems), sep)}
+	}
+}
+
+// insert adds item under n, which t owns. When n overflows it is split:
+// the new right half and the separator before it are returned.
+func (t *Tree[T]) insert(n *node[T], item T) (right *node[T], sep T, added bool) {
+	if n.leaf() {
+		i, found := t.lowerBound(n.items, item)
+		if found {
+			n.items[i] = item
+			return nil, sep, false
+		}
+		n.items = insertAt(n.items, i, item)
+		n.count++
+	} else {
+		i := t.upperBound(n.seps, item)
+		kid := t.mut(n.kids[i])
+		n.kids[i] = kid
+		r, s, ok := t.insert(kid, item)
+		if !ok {
+			return nil, sep, false
+		}
+		n.count++
+		if r != nil {
+			n.kids = insertAt(n.kids, i+1, r)
+			n.seps = insertAt(n.seps, i, s)
+		}
+	}
+	if n.size() <= maxItems {
+		return nil, sep, true
+	}
+	right, sep = t.split(n)
+	return right, sep, true
+}
+
+// split moves the upper half of n into a new node.
+func (t *Tree[T]) split(n *node[T]) (*node[T], T) {
+	r := &node[T]{owner: t.owner}
+	if n.leaf() {
+		h := len(n.items) / 2
+		r.items = append(make([]T, 0, maxItems+1), n.items[h:]...)
+		clear(n.items[h:])
+		n.items = n.items[:h]
+		r.count = len(r.items)
+		n.count -= r.count
+		return r, r.items[0]
+	}
+	h := len(n.kids) / 2
+	sep := n.seps[h-1]
+	r.kids = append(make([]*node[T], 0, maxItems+1), n.kids[h:]...)
+	r.seps = append(make([]T, 0, maxItems), n.seps[h:]...)
+	clear(n.kids[h:])
+	clear(n.seps[h-1:])
+	n.kids, n.seps = n.kids[:h], n.seps[:h-1]
+	for _, k := range r.kids {
+		r.count += k.count
+	}
+	n.count -= r.count
+	return r, sep
+}
+
+// Delete removes the item equal to item and reports whether there was one.
+func (t *Tree[T]) Delete(item T) bool {
+	if t.root == nil || !t.has(t.root, item) {
+		return false // do not copy a path for nothing
+	}
+	t.root = t.mut(t.root)
+	t.delete(t.root, item)
+	for r := t.root; !r.leaf() && len(r.kids) == 1; r = t.root {
+		t.root = r.kids[0]
+	}
+	if t.root.count == 0 {
+		t.root = nil
+	}
+	return true
+}
+
+// delete removes item, which is there, from under n, which t owns. No node
+// but the root is ever left empty: an emptied subtree is cut out.
+func (t *Tree[T]) delete(n *node[T], item T) {
+	n.count--
+	if n.leaf() {
+		i, _ := t.lowerBound(n.items, item)
+		n.items = removeAt(n.items, i)
+		return
+	}
+	i := t.upperBound(n.seps, item)
+	kid := t.mut(n.kids[i])
+	n.kids[i] = kid
+	t.delete(kid, item)
+	switch {
+	case kid.count == 0:
+		n.kids = removeAt(n.kids, i)
+		if len(n.seps) > 0 {
+			n.seps = removeAt(n.seps, max(i-1, 0))
+		}
+	case kid.size() < minItems && len(n.kids) > 1:
+		t.merge(n, i)
+	}
+}
+
+// has reports whether the subtree n holds item.
+func (t *Tree[T]) has(n *node[T], item T) bool {
+	for !n.leaf() {
+		n = n.kids[t.upperBound(n.seps, item)]
+	}
+	_, found := t.lowerBound(n.items, item)
+	return found
+}
+
+// merge joins n.kids[i] with a neighbour when both fit in one node.
+func (t *Tree[T]) merge(n *node[T], i int) {
+	l := i
+	if l == len(n.kids)-1 {
+		l--
+	}
+	a, b := n.kids[l], n.kids[l+1]
+	if a.size()+b.size() > maxItems {
+		return
+	}
+	a = t.mut(a)
+	if a.leaf() {
+		a.items = append(a.items, b.items...)
+	} else {
+		a.seps = append(append(a.seps, n.seps[l]), b.seps...)
+		a.kids = append(a.kids, b.kids...)
+	}
+	a.count += b.count
+	n.kids[l] = a
+	n.kids = removeAt(n.kids, l+1)
+	n.seps = removeAt(n.seps, l)
+}
+
+// GetAt returns the i-th item (from 0) in order.
+func (t *Tree[T]) GetAt(i int) (T, bool) {
+	var zero T
+	if i < 0 || i >= t.Len() {
+		return zero, false
+	}
+	n := t.root
+	for !n.leaf() {
+		for _, k := range n.kids {
+			if i < k.count {
+				n = k
+				break
+			}
+			i -= k.count
+		}
+	}
+	return n.items[i], true
+}
+
+// Rank returns the number of items below pivot.
+func (t *Tree[T]) Rank(pivot T) int {
+	n, r := t.root, 0
+	if n == nil {
+		return 0
+	}
+	for !n.leaf() {
+		k, _ := t.lowerBound(n.seps, pivot)
+		for _, c := range n.kids[:k] {
+			r += c.count
+		}
+		n = n.kids[k]
+	}
+	i, _ := t.lowerBound(n.items, pivot)
+	return r + i
+}
+
+// Max returns the greatest item.
+func (t *Tree[T]) Max() (T, bool) {
+	var zero T
+	n := t.root
+	if n == nil {
+		return zero, false
+	}
+	for !n.leaf() {
+		n = n.kids[len(n.kids)-1]
+	}
+	return n.items[len(n.items)-1], true
+}
+
+// Scan calls fn for every item in ascending order until fn returns false.
+func (t *Tree[T]) Scan(fn func(T) bool) {
+	if t.root != nil {
+		scan(t.root, fn)
+	}
+}
+
+func scan[T any](n *node[T], fn func(T) bool) bool {
+	if n.leaf() {
+		for _, it := range n.items {
+			if !fn(it) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, k := range n.kids {
+		if !scan(k, fn) {
+			return false
+		}
+	}
+	return true
+}
+
+// Reverse calls fn for every item in descending order until fn returns
+// false.
+func (t *Tree[T]) Reverse(fn func(T) bool) {
+	if t.root != nil {
+		reverse(t.root, fn)
+	}
+}
+
+func reverse[T any](n *node[T], fn func(T) bool) bool {
+	if n.leaf() {
+		for i := len(n.items) - 1; i >= 0; i-- {
+			if !fn(n.items[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := len(n.kids) - 1; i >= 0; i-- {
+		if !reverse(n.kids[i], fn) {
+			return false
+		}
+	}
+	return true
+}
+
+// Ascend calls fn for the items at or above pivot, in ascending order,
+// until fn returns false.
+func (t *Tree[T]) Ascend(pivot T, fn func(T) bool) {
+	if t.root != nil {
+		t.ascend(t.root, pivot, fn)
+	}
+}
+
+func (t *Tree[T]) ascend(n *node[T], pivot T, fn func(T) bool) bool {
+	if n.leaf() {
+		i, _ := t.lowerBound(n.items, pivot)
+		for _, it := range n.items[i:] {
+			if !fn(it) {
+				return false
+			}
+		}
+		return true
+	}
+	k, _ := t.lowerBound(n.seps, pivot)
+	if !t.ascend(n.kids[k], pivot, fn) {
+		return false
+	}
+	for _, c := range n.kids[k+1:] {
+		if !scan(c, fn) {
+			return false
+		}
+	}
+	return true
+}
+
+// Descend calls fn for the items at or below pivot, in descending order,
+// until fn returns false.
+func (t *Tree[T]) Descend(pivot T, fn func(T) bool) {
+	if t.root != nil {
+		t.descend(t.root, pivot, fn)
+	}
+}
+
+func (t *Tree[T]) descend(n *node[T], pivot T, fn func(T) bool) bool {
+	if n.leaf() {
+		for i := t.upperBound(n.items, pivot) - 1; i >= 0; i-- {
+			if !fn(n.items[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	k := t.upperBound(n.seps, pivot)
+	if !t.descend(n.kids[k], pivot, fn) {
+		return false
+	}
+	for i := k - 1; i >= 0; i-- {
+		if !reverse(n.kids[i], fn) {
+			return false
+		}
+	}
+	return true
+}
+
+func insertAt[E any](s []E, i int, v E) []E {
+	var zero E
+	s = append(s, zero)
+	copy(s[i+1:], s[i:])
+	s[i] = v
+	return s
+}
+
+// removeAt removes s[i], clearing the freed slot so that it keeps nothing
+// alive.
+func removeAt[E any](s []E, i int) []E {
+	var zero E
+	copy(s[i:], s[i+1:])
+	s[len(s)-1] = zero
+	return s[:len(s)-1]
+}
