@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -102,6 +103,29 @@ func BenchmarkGet_100k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkGetParallel_100k reads from every core at once, as a server's
+// handlers do.
+func BenchmarkGetParallel_100k(b *testing.B) {
+	s, m := populated(b)
+	names := make([]string, 4096)
+	for i := range names {
+		names[i] = fmt.Sprintf("person-%07d", rand.IntN(100_000))
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := rand.IntN(len(names))
+		for pb.Next() {
+			i++
+			if _, err := s.Get(ctx, m, names[i%len(names)]); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 func benchList(b *testing.B, raw string) {
@@ -222,7 +246,11 @@ func benchBuild(b *testing.B, n int) {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		s, err := store.Open(store.Options{Dir: dir})
+		opts := store.Options{Dir: dir}
+		if os.Getenv("SVC_BENCH_LOG") != "" {
+			opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		}
+		s, err := store.Open(opts)
 		if err != nil {
 			b.Fatal(err)
 		}

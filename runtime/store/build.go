@@ -79,11 +79,10 @@ func buildTree(m *model.Model, recs []*Record, order []int32, ix int) (*tree, er
 			}
 		}
 	}
-	sorted := make([]entry, len(perm))
-	for i, j := range perm {
-		sorted[i] = entry{keys[j], recs[owner[j]]}
-	}
-	return cowtree.Build(compareEntry, sorted), nil
+	return cowtree.BuildFunc(compareEntry, len(perm), func(i int) entry {
+		j := perm[i]
+		return entry{keys[j], recs[owner[j]]}
+	}), nil
 }
 
 // sortKeys returns the positions of keys in ascending key order, equal

@@ -95,8 +95,8 @@ func appendString(b []byte, s string) []byte {
 
 // parseKeys fills r's index fields (not fp) from a keys section; false
 // means the section is malformed (the caller decodes the JSON instead).
-// The keys are substrings of one copy of the section: one allocation per
-// record.
+// The keys are substrings of one copy of the section, so a record costs
+// four allocations whatever its number of keys.
 func parseKeys(r *Record, section []byte) bool {
 	if len(section) < 8 {
 		return false
@@ -135,13 +135,28 @@ func parseKeys(r *Record, section []byte) bool {
 	}
 	r.pending, blob = blob[0] == 1, blob[1:]
 	if n := uv(); ok && n > 0 {
+		// One backing array serves every index: count the keys first.
+		rest, total := blob, 0
+		for range n {
+			m := uv()
+			for range m {
+				str()
+			}
+			total += m
+		}
+		if !ok {
+			return false
+		}
+		blob = rest
 		r.keys = make([][]model.Key, n)
+		all := make([]model.Key, 0, total)
 		for i := range r.keys {
-			if m := uv(); ok && m > 0 {
-				r.keys[i] = make([]model.Key, m)
-				for j := range r.keys[i] {
-					r.keys[i][j] = model.Key(str())
+			if m := uv(); m > 0 {
+				start := len(all)
+				for range m {
+					all = append(all, model.Key(str()))
 				}
+				r.keys[i] = all[start:len(all):len(all)]
 			}
 		}
 	}

@@ -141,9 +141,9 @@ func (s *Store) commit(ops []*op) {
 	for _, c := range b.changes {
 		st := c.t.state.Load()
 		if c.c.HasNew {
-			st.byName.Store(c.c.New.Name, c.c.New)
+			st.byName.set(c.c.New)
 		} else {
-			st.byName.Delete(c.c.Old.Name)
+			st.byName.delete(c.c.Old.Name)
 		}
 	}
 	for _, c := range b.changes {

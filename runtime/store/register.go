@@ -120,16 +120,12 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	// the model builds. The name table, the name map and each tree are
 	// independent: build them side by side on every core.
 	db := src
-	byName := &sync.Map{}
+	var byName *names
 	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
 	errs := make([]error, len(trees))
 	jobs := []func(){
 		func() { errs[0] = loadObjects(db, replaced) },
-		func() {
-			for _, r := range recs {
-				byName.Store(r.Name, r)
-			}
-		},
+		func() { byName = newNames(recs) },
 	}
 	order := defaultOrder(recs)
 	for ix := 1; ix < len(trees); ix++ {

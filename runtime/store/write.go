@@ -20,8 +20,8 @@ func (s *Store) Get(ctx context.Context, m *model.Model, name string) (*Record, 
 	if err != nil {
 		return nil, err
 	}
-	if r, ok := st.byName.Load(name); ok {
-		return r.(*Record), nil
+	if r, ok := st.byName.get(name); ok {
+		return r, nil
 	}
 	return nil, &NotFoundError{Kind: m.GVK().String(), Name: name}
 }

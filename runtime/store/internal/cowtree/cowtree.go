@@ -65,15 +65,23 @@ func New[T any](cmp func(a, b T) int) *Tree[T] {
 // Build returns a tree of items, which must be sorted by cmp without
 // duplicates; Build does not check. It keeps no reference to items.
 func Build[T any](cmp func(a, b T) int, items []T) *Tree[T] {
+	return BuildFunc(cmp, len(items), func(i int) T { return items[i] })
+}
+
+// BuildFunc is Build of the n items item(0), item(1), ...: a caller that
+// computes its sorted items needs no slice of them.
+func BuildFunc[T any](cmp func(a, b T) int, n int, item func(i int) T) *Tree[T] {
 	t := New(cmp)
-	if len(items) == 0 {
+	if n == 0 {
 		return t
 	}
-	level := make([]*node[T], 0, len(items)/buildFill+1)
-	for lo := 0; lo < len(items); {
-		hi := spread(lo, len(items))
+	level := make([]*node[T], 0, n/buildFill+1)
+	for lo := 0; lo < n; {
+		hi := spread(lo, n)
 		leaf := &node[T]{owner: t.owner, count: hi - lo, items: make([]T, hi-lo, maxItems+1)}
-		copy(leaf.items, items[lo:hi])
+		for i := range leaf.items {
+			leaf.items[i] = item(lo + i)
+		}
 		level = append(level, leaf)
 		lo = hi
 	}
