@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/svcrun/svc/runtime/object"
 )
@@ -135,6 +136,8 @@ type Model struct {
 	// keys are never reused. The generator derives it from the index
 	// declarations, which determine the functions it emits.
 	IndexVersion string
+
+	fp atomic.Uint64 // KeysFingerprint, once computed
 }
 
 // KeysFingerprint identifies the keys the model's index functions compute:
@@ -144,6 +147,16 @@ func (m *Model) KeysFingerprint() uint64 {
 	if m.IndexVersion == "" {
 		return 0
 	}
+	// Every write asks: compute once. A model is not changed once in use.
+	if fp := m.fp.Load(); fp != 0 {
+		return fp
+	}
+	fp := m.keysFingerprint()
+	m.fp.Store(fp)
+	return fp
+}
+
+func (m *Model) keysFingerprint() uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", m.Group, m.Plural, m.IndexVersion)
 	for _, ix := range m.Indexes {

@@ -50,17 +50,17 @@ func TestParseAPIVersion(t *testing.T) {
 func TestIdentityStrings(t *testing.T) {
 	tests := []struct {
 		name                                 string
-		m                                    Model
+		m                                    *Model
 		gv, gvk, gvr, apiVersion, storageKey string
 	}{
 		{
 			name: "empty group",
-			m:    Model{Version: "v1alpha1", Kind: "Role", Plural: "roles"},
+			m:    &Model{Version: "v1alpha1", Kind: "Role", Plural: "roles"},
 			gv:   "v1alpha1", gvk: "v1alpha1/Role", gvr: "v1alpha1/roles", apiVersion: "v1alpha1", storageKey: "roles",
 		},
 		{
 			name: "group",
-			m:    Model{Group: "content.svc.run", Version: "v1alpha1", Kind: "Post", Plural: "posts"},
+			m:    &Model{Group: "content.svc.run", Version: "v1alpha1", Kind: "Post", Plural: "posts"},
 			gv:   "content.svc.run/v1alpha1", gvk: "content.svc.run/v1alpha1/Post", gvr: "content.svc.run/v1alpha1/posts",
 			apiVersion: "content.svc.run/v1alpha1", storageKey: "content.svc.run/posts",
 		},

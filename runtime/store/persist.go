@@ -39,7 +39,7 @@ func (s *Store) recover() error {
 	}
 	l.flush()
 	fromSnapshot := l.n
-	w, err := wal.Open(filepath.Join(dir, walDir), wal.Options{SegmentSize: s.opts.SegmentBytes, Logger: s.log})
+	w, err := wal.Open(filepath.Join(dir, walDir), wal.Options{SegmentSize: s.opts.SegmentBytes, Logger: s.log, Preallocate: true})
 	if err != nil {
 		return fmt.Errorf("store: open log: %w", err)
 	}

@@ -38,6 +38,16 @@
 // past Options.SegmentSize (a batch is never split across segments), or by
 // [Log.Cut]. Creating a segment fsyncs the new file and the directory.
 //
+// With Options.Preallocate (the store sets it), a background goroutine keeps
+// one zero-filled, synced file ready (prepared.tmp; 4 MiB at first, doubling
+// up to the segment size), and the log moves its appends into it as soon as
+// it is ready: as the active segment if that is still empty, else as the
+// next segment. Records then overwrite allocated zeros, so an fdatasync
+// flushes data only, not the file size: about half the latency of an
+// append that grows the file (measured here: 0.3 ms against 0.55-0.9 ms).
+// Only the last segment may end in zeros: a cut truncates the segment it
+// closes to its records, and Open truncates the last one.
+//
 // # Truncation after a snapshot
 //
 // Once a snapshot covering every record up to sequence s is durable, the
@@ -57,6 +67,8 @@
 // file system extended the file but never wrote the data. Such a torn tail
 // was never acknowledged (Append returns only after fsync), so Open truncates
 // the file at the start of the first bad record, logs a warning and goes on.
+// A tail of zeros only is truncated the same way but without a warning: it is
+// what preallocated space looks like.
 //
 // A bad record is treated as a torn tail only if it is in the last segment and
 // nothing valid follows it: Open searches every later byte offset of the file

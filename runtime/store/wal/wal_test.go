@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 type rec struct {
@@ -495,8 +496,10 @@ func TestCorruption(t *testing.T) {
 		{name: "flip CRC byte of last record", file: seg(11), mutate: flip(off(4) + 4), wantFirst: 1, wantLast: 14, wantWarn: true},
 		{name: "flip payload byte of last record", file: seg(11), mutate: flip(off(4) + headerSize + 99), wantFirst: 1, wantLast: 14, wantWarn: true},
 		{name: "flip length byte of last record", file: seg(11), mutate: flip(off(4) + 1), wantFirst: 1, wantLast: 14, wantWarn: true},
-		{name: "last record zeroed", file: seg(11), mutate: zero(off(4), off(5)), wantFirst: 1, wantLast: 14, wantWarn: true},
-		{name: "zero-filled tail", file: seg(11), mutate: appendBytes(make([]byte, 4096)), wantFirst: 1, wantLast: 15, wantWarn: true},
+		// A zero-filled end is also what preallocated space looks like:
+		// dropped without a warning.
+		{name: "last record zeroed", file: seg(11), mutate: zero(off(4), off(5)), wantFirst: 1, wantLast: 14},
+		{name: "zero-filled tail", file: seg(11), mutate: appendBytes(make([]byte, 4096)), wantFirst: 1, wantLast: 15},
 		{name: "garbage tail", file: seg(11), mutate: appendBytes([]byte("\x07\x00\x00\x00partial garbage")), wantFirst: 1, wantLast: 15, wantWarn: true},
 		{name: "torn tail of a two-record batch", file: seg(11),
 			mutate:    appendBytes(append(encodeRecord(16, payloadFor(16, recSize)), encodeRecord(17, payloadFor(17, recSize))[:30]...)),
@@ -590,6 +593,121 @@ func TestCorruption(t *testing.T) {
 	}
 }
 
+// waitPrepared waits until l has a prepared file ready.
+func waitPrepared(t testing.TB, l *Log) {
+	t.Helper()
+	for range 2000 {
+		l.mu.Lock()
+		ready := l.ready != nil
+		l.mu.Unlock()
+		if ready {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no prepared segment after 10 s")
+}
+
+func fileSize(t testing.TB, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// copyDir copies the files of src into a new directory, as a crash would
+// leave them (the log is still open).
+func copyDir(t testing.TB, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+func TestPreallocate(t *testing.T) {
+	dir := t.TempDir()
+	const segSize = 64 << 10
+	var logBuf bytes.Buffer
+	opts := Options{SegmentSize: segSize, Preallocate: true, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))}
+	l := mustOpen(t, dir, opts)
+	waitPrepared(t, l)
+
+	// The empty first segment is replaced by the zero-filled file.
+	appendEach(t, l, 10, recSize)
+	first := filepath.Join(dir, segmentName(1))
+	if got := fileSize(t, first); got != segSize {
+		t.Fatalf("first segment is %d bytes, want the preallocated %d", got, segSize)
+	}
+	if got, want := l.Size(), int64(10*frame); got != want {
+		t.Fatalf("Size = %d, want %d (records only, not the zeros)", got, want)
+	}
+
+	// A crash now leaves records followed by zeros: all of them are read
+	// back, the zeros dropped quietly.
+	crashed := copyDir(t, dir)
+	logBuf.Reset()
+	c := mustOpen(t, crashed, Options{SegmentSize: segSize, Logger: opts.Logger})
+	checkRecords(t, replayAll(t, c, 0), 1, 10, recSize)
+	c.Close()
+	if strings.Contains(logBuf.String(), "torn") {
+		t.Errorf("preallocated space reported as a torn tail: %s", logBuf.String())
+	}
+	if _, err := os.Stat(filepath.Join(crashed, preparedName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open left the crashed log's prepared file: %v", err)
+	}
+
+	// Filling segments moves to prepared files; a cut drops the padding
+	// of the segment it closes.
+	n := 3 * segSize / frame
+	for i := 0; i < n; i += 20 {
+		waitPrepared(t, l)
+		appendEach(t, l, min(20, n-i), recSize)
+	}
+	total := uint64(10 + n)
+	names := segNames(t, dir)
+	if len(names) < 4 {
+		t.Fatalf("segments %v: want at least 4 after %d records", names, total)
+	}
+	var sum int64
+	for _, name := range names[:len(names)-1] {
+		sz := fileSize(t, filepath.Join(dir, name))
+		if sz%frame != 0 {
+			t.Errorf("closed segment %s is %d bytes: padding left behind", name, sz)
+		}
+		sum += sz
+	}
+	if last := l.segs[len(l.segs)-1]; sum+last.size != l.Size() {
+		t.Errorf("Size = %d, closed segments %d + active %d", l.Size(), sum, last.size)
+	}
+	checkRecords(t, replayAll(t, l, 0), 1, total, recSize)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, preparedName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Close left the prepared file: %v", err)
+	}
+
+	// Reopened, the log goes on after its last record.
+	l = mustOpen(t, dir, opts)
+	defer l.Close()
+	appendEach(t, l, 3, recSize)
+	checkRecords(t, replayAll(t, l, 0), 1, total+3, recSize)
+}
+
 // refParse is an independent reader of the format: the longest prefix of
 // well-formed, consecutive records starting at sequence 1.
 func refParse(data []byte) (recs []rec, end int) {
@@ -657,7 +775,8 @@ func FuzzReplay(f *testing.F) {
 }
 
 func benchmarkAppend(b *testing.B, size, batch int) {
-	l := mustOpen(b, b.TempDir(), Options{})
+	l := mustOpen(b, b.TempDir(), Options{Preallocate: true})
+	waitPrepared(b, l)
 	defer l.Close()
 	payloads := make([][]byte, batch)
 	for i := range payloads {
