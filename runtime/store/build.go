@@ -81,7 +81,8 @@ func buildTree(m *model.Model, recs []*Record, order []int32, ix int) (*tree, er
 	}
 	return cowtree.BuildFunc(compareEntry, len(perm), func(i int) entry {
 		j := perm[i]
-		return entry{keys[j], recs[owner[j]]}
+		r := recs[owner[j]]
+		return entry{keys[j], r, r.id}
 	}), nil
 }
 

@@ -180,6 +180,12 @@ func (b *batch) txn(t *table) *memdb.Txn {
 
 // put stores rec, replacing old (nil for a create).
 func (b *batch) put(t *table, old, rec *Record) {
+	if st := b.state(t); old != nil {
+		rec.id = old.id
+	} else {
+		rec.id = st.nextID
+		st.nextID++
+	}
 	if err := b.txn(t).Insert(tableObjects, rec); err != nil {
 		b.err = fmt.Errorf("store: insert %s/%s: %w", t.key, rec.Name, err)
 		return

@@ -33,6 +33,7 @@ const (
 type entry struct {
 	a   string
 	rec *Record
+	id  uint32 // rec.id, read without dereferencing rec
 }
 
 // Pivot records stand before or after every entry with the same key.
@@ -75,14 +76,14 @@ type view struct {
 type span struct{ lo, hi entry }
 
 // exact spans the entries whose key is k.
-func exact(k string) span { return span{entry{k, before}, entry{k, after}} }
+func exact(k string) span { return span{entry{a: k, rec: before}, entry{a: k, rec: after}} }
 
 // prefixSpan spans the entries whose key starts with p (p's last byte is
 // below 0xff, as for the label prefixes it serves).
 func prefixSpan(p string) span {
 	hi := []byte(p)
 	hi[len(hi)-1]++
-	return span{entry{p, before}, entry{string(hi), before}}
+	return span{entry{a: p, rec: before}, entry{a: string(hi), rec: before}}
 }
 
 // current returns a view of everything committed so far.
@@ -136,23 +137,23 @@ func entries(rec *Record, ix int, dst []entry) []entry {
 		return dst
 	case ixLabels:
 		for _, l := range rec.labels {
-			dst = append(dst, entry{l, rec})
+			dst = append(dst, entry{l, rec, rec.id})
 		}
 		return dst
 	case ixCreated:
-		return append(dst, entry{rec: rec})
+		return append(dst, entry{rec: rec, id: rec.id})
 	case ixDeleted:
 		if rec.deletion != "" {
-			dst = append(dst, entry{string(rec.deletion), rec})
+			dst = append(dst, entry{string(rec.deletion), rec, rec.id})
 		}
 		return dst
 	}
 	ks := rec.keys[ix-numDefaultIndexes]
 	if len(ks) == 0 {
-		return append(dst, entry{rec: rec})
+		return append(dst, entry{rec: rec, id: rec.id})
 	}
 	for _, k := range ks {
-		dst = append(dst, entry{string(k), rec})
+		dst = append(dst, entry{string(k), rec, rec.id})
 	}
 	return dst
 }

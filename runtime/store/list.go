@@ -238,12 +238,14 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 	offset := int64(page-1) * int64(size)
 	collect := !streamable
 	budget := all + 1 // visits the stream may make before it gives up
+	expect := all     // visits the stream is expected to make
 	if best != nil && !collect {
 		matches := best.count
 		if known {
 			matches = total
 		}
 		streamCost := (offset + int64(size)) * all / max(matches, 1)
+		expect = streamCost
 		collect = best.count <= collectLimit || best.count*3 <= streamCost
 		// The estimate assumes the terms are independent of the sort
 		// key. When they are not (all matches at the far end), stop
@@ -261,7 +263,7 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 			return nil, 0, err
 		}
 	}
-	items, err := p.stream(ctx, v, offset, size, budget)
+	items, err := p.stream(ctx, v, best, all, offset, size, expect, budget)
 	if errors.Is(err, errOverBudget) {
 		return p.collect(ctx, v, best, offset, size)
 	}
@@ -420,7 +422,7 @@ func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, e
 // desc, name asc). A descending walk with the default tail therefore goes
 // backwards over the groups of equal keys but forwards inside each group;
 // any other tail gathers each group of ties and sorts it.
-func (p *plan) stream(ctx context.Context, v *view, offset int64, size int, budget int64) ([]*Record, error) {
+func (p *plan) stream(ctx context.Context, v *view, best *source, all, offset int64, size int, expect, budget int64) ([]*Record, error) {
 	first := p.sorts[0]
 	rest := p.sorts[1:]
 	// The creation tree holds no value: its forward order is newest first.
@@ -450,7 +452,35 @@ func (p *plan) stream(ctx context.Context, v *view, offset int64, size int, budg
 		out = append(out, r)
 		return len(out) < size
 	}
-	takeEntry := func(e entry) bool { return take(e.rec) }
+	// When the terms match far fewer of the entries walked than expected
+	// (the sort key and the terms correlate), testing each record costs a
+	// cache miss or more. Once the walk is well past its estimate, the
+	// best candidate set is turned into a bitmap of ids, and entries
+	// outside it are passed over without touching their records.
+	var set *idSet
+	setAfter := 2*expect + 256
+	member := func(e entry) bool {
+		if set == nil {
+			if visited < setAfter || best == nil || best.count >= all {
+				return true
+			}
+			set = v.idSet(best)
+		}
+		if set.has(e.id) {
+			return true
+		}
+		visited++
+		if visited > budget {
+			over = true
+		}
+		return false
+	}
+	takeEntry := func(e entry) bool {
+		if !member(e) {
+			return !over
+		}
+		return take(e.rec)
+	}
 	switch {
 	case first.ix == ixName: // names are unique: no ties
 		txn := v.db.Txn(false)
@@ -506,6 +536,9 @@ func (p *plan) stream(ctx context.Context, v *view, offset int64, size int, budg
 			group = group[:0]
 		}
 		gather := func(e entry) bool {
+			if !member(e) {
+				return !over
+			}
 			k, has := e.rec.sortKey(first.ix, first.desc)
 			if len(group) > 0 && (k != groupKey || has != groupHas) {
 				if flush(); !more {
@@ -529,4 +562,52 @@ func (p *plan) stream(ctx context.Context, v *view, offset int64, size int, budg
 		return nil, errOverBudget
 	}
 	return out, ctx.Err()
+}
+
+// idSet is a set of object ids: a bitmap, or a map when the ids are
+// sparse (a table that has seen many more objects than it holds).
+type idSet struct {
+	bits []uint64
+	ids  map[uint32]struct{}
+}
+
+// maxBitmapID bounds the bitmap at 2 MiB; ids beyond go to the map.
+const maxBitmapID = 1 << 24
+
+func (s *idSet) add(id uint32) {
+	if id >= maxBitmapID {
+		if s.ids == nil {
+			s.ids = map[uint32]struct{}{}
+		}
+		s.ids[id] = struct{}{}
+		return
+	}
+	w := int(id / 64)
+	if w >= len(s.bits) {
+		s.bits = append(s.bits, make([]uint64, w+1-len(s.bits))...)
+	}
+	s.bits[w] |= 1 << (id % 64)
+}
+
+func (s *idSet) has(id uint32) bool {
+	if id >= maxBitmapID {
+		_, ok := s.ids[id]
+		return ok
+	}
+	w := int(id / 64)
+	return w < len(s.bits) && s.bits[w]&(1<<(id%64)) != 0
+}
+
+// idSet returns the ids of src's records. A superset is fine: members are
+// still tested against every term.
+func (v *view) idSet(src *source) *idSet {
+	s := &idSet{}
+	if src.ix == ixName {
+		v.each(context.Background(), src, func(r *Record) bool { s.add(r.id); return true })
+		return s
+	}
+	for _, sp := range src.spans {
+		sp.ascend(v.trees[src.ix], func(e entry) bool { s.add(e.id); return true })
+	}
+	return s
 }

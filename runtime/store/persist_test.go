@@ -70,8 +70,10 @@ func TestReopenRestoresEveryWrite(t *testing.T) {
 				if len(snaps) == 0 || len(snaps) > 2 {
 					t.Fatalf("snapshots = %v, want one or two (older ones pruned)", snaps)
 				}
+				// Besides snapshot cuts, the log moves into each prepared
+				// (preallocated) file as it becomes ready.
 				segs, _ := filepath.Glob(filepath.Join(dir, "wal", "*.wal"))
-				if len(segs) > 3 {
+				if len(segs) > 5 {
 					t.Errorf("%d log segments left: the log was not truncated after snapshots", len(segs))
 				}
 			}
@@ -117,9 +119,11 @@ func TestDamagedLogIsAStartupError(t *testing.T) {
 		}
 	}
 	s.Close()
+	// The log may have moved to a preallocated segment after any record:
+	// damage the first, which holds record 1 and is followed by others.
 	segs, _ := filepath.Glob(filepath.Join(dir, "wal", "*.wal"))
-	if len(segs) != 1 {
-		t.Fatalf("segments = %v", segs)
+	if len(segs) == 0 {
+		t.Fatalf("no segments in %s", dir)
 	}
 	b, err := os.ReadFile(segs[0])
 	if err != nil {

@@ -32,6 +32,10 @@ type Record struct {
 	// with persisted keys gets them filled in place by the build that
 	// claims it; only fields a snapshot writer does not read are written.
 	indexed bool
+	// id numbers the object densely within its table (kept across its
+	// versions), so that a list can hold a candidate set as a bitmap and
+	// test index entries against it without touching their records.
+	id uint32
 }
 
 // Created returns the object's creationTimestamp (zero if it has none),

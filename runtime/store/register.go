@@ -112,6 +112,9 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 		return nil, 0, err
 	}
 	n := len(recs)
+	for i, r := range recs {
+		r.id = uint32(i)
+	}
 	if n >= 100000 {
 		s.log.Info("building indexes", "model", m.GVK().String(), "objects", n, "decoded in", time.Since(start))
 	}
@@ -148,7 +151,7 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 			return nil, n, err
 		}
 	}
-	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, work: trees}
+	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, work: trees, nextID: uint32(n)}
 	st.view.Store(&view{db: db.Snapshot(), trees: copyTrees(trees)})
 	if n >= 10000 {
 		s.log.Info("indexes built", "model", m.GVK().String(), "objects", n, "took", time.Since(start))

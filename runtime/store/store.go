@@ -84,6 +84,7 @@ type tableState struct {
 	// fraction of a memdb transaction plus radix walk. The committer
 	// updates it after each commit, before acknowledging the writes.
 	byName *names
+	nextID uint32 // the id of the next object created; the committer's
 	// work holds the committer's trees (nil when raw). Readers get an
 	// immutable copy from current(); copies are made on demand, not per
 	// commit, because every copy makes the next writes copy the nodes they
