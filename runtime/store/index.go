@@ -201,6 +201,22 @@ func (s span) ascend(t *tree, fn func(entry) bool) bool {
 	return more
 }
 
+// ascendCounted is ascend for a span that will likely be walked whole:
+// it counts the span first (two O(log n) descents) and then needs no
+// comparison per entry.
+func (s span) ascendCounted(t *tree, fn func(entry) bool) bool {
+	n, more := s.count(t), true
+	if n == 0 {
+		return true
+	}
+	t.Ascend(s.lo, func(e entry) bool {
+		more = fn(e)
+		n--
+		return more && n > 0
+	})
+	return more
+}
+
 // copyTrees returns O(1) copies that later writes to trees do not affect.
 func copyTrees(trees []*tree) []*tree {
 	out := make([]*tree, len(trees))

@@ -359,7 +359,7 @@ func (v *view) each(ctx context.Context, src *source, fn func(*Record) bool) err
 		seen = map[string]struct{}{}
 	}
 	for _, sp := range src.spans {
-		more := sp.ascend(v.trees[src.ix], func(e entry) bool {
+		more := sp.ascendCounted(v.trees[src.ix], func(e entry) bool {
 			if cancelled() {
 				return false
 			}
@@ -458,7 +458,12 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, all, offset in
 	// best candidate set is turned into a bitmap of ids, and entries
 	// outside it are passed over without touching their records.
 	var set *idSet
-	setAfter := 2*expect + 256
+	setAfter := int64(256)
+	if best != nil {
+		// Past twice the estimate, or a quarter of the set's size (a
+		// bitmap entry costs a fraction of a record visit).
+		setAfter = max(min(2*expect, best.count/4), setAfter)
+	}
 	member := func(e entry) bool {
 		if set == nil {
 			if visited < setAfter || best == nil || best.count >= all {
@@ -513,7 +518,7 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, all, offset in
 		t := v.trees[first.ix]
 		cur, ok := t.Max()
 		for ok {
-			if !exact(cur.a).ascend(t, takeEntry) {
+			if !exact(cur.a).ascendCounted(t, takeEntry) {
 				break
 			}
 			ok = false
@@ -607,7 +612,7 @@ func (v *view) idSet(src *source) *idSet {
 		return s
 	}
 	for _, sp := range src.spans {
-		sp.ascend(v.trees[src.ix], func(e entry) bool { s.add(e.id); return true })
+		sp.ascendCounted(v.trees[src.ix], func(e entry) bool { s.add(e.id); return true })
 	}
 	return s
 }
