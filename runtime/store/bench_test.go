@@ -89,12 +89,18 @@ func createAll(b *testing.B, s *store.Store, m *model.Model, from, to, writers i
 	wg.Wait()
 }
 
-func BenchmarkGet_100k(b *testing.B) {
-	s, m := populated(b)
+// randomNames returns names of benchmark persons picked at random.
+func randomNames() []string {
 	names := make([]string, 4096)
 	for i := range names {
 		names[i] = fmt.Sprintf("person-%07d", rand.IntN(100_000))
 	}
+	return names
+}
+
+func BenchmarkGet_100k(b *testing.B) {
+	s, m := populated(b)
+	names := randomNames()
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -109,10 +115,7 @@ func BenchmarkGet_100k(b *testing.B) {
 // handlers do.
 func BenchmarkGetParallel_100k(b *testing.B) {
 	s, m := populated(b)
-	names := make([]string, 4096)
-	for i := range names {
-		names[i] = fmt.Sprintf("person-%07d", rand.IntN(100_000))
-	}
+	names := randomNames()
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()

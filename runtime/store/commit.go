@@ -180,9 +180,10 @@ func (b *batch) txn(t *table) *memdb.Txn {
 
 // put stores rec, replacing old (nil for a create).
 func (b *batch) put(t *table, old, rec *Record) {
-	if st := b.state(t); old != nil {
+	if old != nil {
 		rec.id = old.id
 	} else {
+		st := b.state(t)
 		rec.id = st.nextID
 		st.nextID++
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -434,12 +435,20 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, all, offset in
 	out := make([]*Record, 0, size)
 	var visited int64
 	over := false
-	take := func(r *Record) bool {
+	// visit counts one entry walked; false stops the walk (cancelled, or
+	// over budget).
+	visit := func() bool {
 		if visited++; visited%4096 == 0 && ctx.Err() != nil {
 			return false
 		}
 		if visited > budget {
 			over = true
+			return false
+		}
+		return true
+	}
+	take := func(r *Record) bool {
+		if !visit() {
 			return false
 		}
 		if !p.matches(r) {
@@ -454,35 +463,27 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, all, offset in
 	}
 	// When the terms match far fewer of the entries walked than expected
 	// (the sort key and the terms correlate), testing each record costs a
-	// cache miss or more. Once the walk is well past its estimate, the
-	// best candidate set is turned into a bitmap of ids, and entries
+	// cache miss or more. Once the walk is past twice its estimate, or a
+	// quarter of the best candidate set (a bitmap entry costs a fraction of
+	// a record visit), that set is turned into a bitmap of ids, and entries
 	// outside it are passed over without touching their records.
 	var set *idSet
-	setAfter := int64(256)
-	if best != nil {
-		// Past twice the estimate, or a quarter of the set's size (a
-		// bitmap entry costs a fraction of a record visit).
-		setAfter = max(min(2*expect, best.count/4), setAfter)
+	setAfter := int64(math.MaxInt64)
+	if best != nil && best.count < all {
+		setAfter = max(min(2*expect, best.count/4), 256)
 	}
-	member := func(e entry) bool {
+	outside := func(e entry) bool {
 		if set == nil {
-			if visited < setAfter || best == nil || best.count >= all {
-				return true
+			if visited < setAfter {
+				return false
 			}
 			set = v.idSet(best)
 		}
-		if set.has(e.id) {
-			return true
-		}
-		visited++
-		if visited > budget {
-			over = true
-		}
-		return false
+		return !set.has(e.id)
 	}
 	takeEntry := func(e entry) bool {
-		if !member(e) {
-			return !over
+		if outside(e) {
+			return visit()
 		}
 		return take(e.rec)
 	}
@@ -541,8 +542,8 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, all, offset in
 			group = group[:0]
 		}
 		gather := func(e entry) bool {
-			if !member(e) {
-				return !over
+			if outside(e) {
+				return visit()
 			}
 			k, has := e.rec.sortKey(first.ix, first.desc)
 			if len(group) > 0 && (k != groupKey || has != groupHas) {

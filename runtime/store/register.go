@@ -112,9 +112,6 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 		return nil, 0, err
 	}
 	n := len(recs)
-	for i, r := range recs {
-		r.id = uint32(i)
-	}
 	if n >= 100000 {
 		s.log.Info("building indexes", "model", m.GVK().String(), "objects", n, "decoded in", time.Since(start))
 	}
@@ -175,11 +172,27 @@ func loadObjects(db *memdb.MemDB, recs []*Record) error {
 	return nil
 }
 
+// claim returns raw as a record indexed for m: raw itself when its keys
+// were computed under m's fingerprint fp (filled in from the persisted
+// blob if need be), else a new record decoded from its JSON.
+func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
+	if fp != 0 && raw.fp == fp {
+		if raw.indexed || raw.blob != nil && parseKeys(raw, raw.blob) && len(raw.keys) == len(m.Indexes) {
+			return raw, nil
+		}
+	}
+	obj := m.NewObject()
+	if err := json.Unmarshal(raw.Data, obj); err != nil {
+		return nil, fmt.Errorf("object %s does not decode: %w", raw.Name, err)
+	}
+	return newRecord(m, obj, raw.Data), nil
+}
+
 // decodeAll returns every record of src, in name order, with its index
 // fields for m, working on every core. A record already indexed under m's
 // fingerprint is used as it is; one restored with persisted keys under it
 // is filled in place; any other is decoded into a new record, also
-// returned in replaced.
+// returned in replaced. Each record gets its id: its position.
 func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) (recs, replaced []*Record, err error) {
 	raws, err := allRecords(src)
 	if err != nil {
@@ -201,18 +214,13 @@ func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) (recs, rep
 					return
 				}
 				for i := lo; i < min(lo+buildChunk, len(raws)); i++ {
-					if raw := raws[i]; fp != 0 && raw.fp == fp {
-						if raw.indexed || raw.blob != nil && parseKeys(raw, raw.blob) && len(raw.keys) == len(m.Indexes) {
-							recs[i] = raw
-							continue
-						}
-					}
-					obj := m.NewObject()
-					if err := json.Unmarshal(raws[i].Data, obj); err != nil {
-						errs[w] = fmt.Errorf("object %s does not decode: %w", raws[i].Name, err)
+					r, err := claim(m, fp, raws[i])
+					if err != nil {
+						errs[w] = err
 						return
 					}
-					recs[i] = newRecord(m, obj, raws[i].Data)
+					r.id = uint32(i) // ids number the objects in name order
+					recs[i] = r
 				}
 			}
 		}()

@@ -454,11 +454,8 @@ func (l *Log) usePrepared() error {
 	if act.size > 0 {
 		return l.cutLocked() // createSegment takes the prepared file
 	}
-	f, size := l.ready, l.readySize
-	l.ready = nil
-	if err := os.Rename(filepath.Join(l.dir, preparedName), act.path); err != nil {
-		f.Close()
-		l.logger.Warn("wal: using a prepared segment", "err", err)
+	f, size := l.takePrepared(act.path)
+	if f == nil {
 		return nil // go on with the plain file
 	}
 	if err := syncDir(l.dir); err != nil {
@@ -474,22 +471,28 @@ func (l *Log) usePrepared() error {
 	return nil
 }
 
+// takePrepared renames the ready prepared file to path and returns it with
+// its size; nil if there is none or the rename failed (the caller then
+// goes on with a plain file). The caller syncs the directory.
+func (l *Log) takePrepared(path string) (*os.File, int64) {
+	f, size := l.ready, l.readySize
+	if f == nil {
+		return nil, 0
+	}
+	l.ready = nil
+	if err := os.Rename(filepath.Join(l.dir, preparedName), path); err != nil {
+		f.Close()
+		l.logger.Warn("wal: using a prepared segment", "err", err)
+		return nil, 0
+	}
+	return f, size
+}
+
 // createSegment makes an empty segment named first the active one, using
 // the prepared file if one is ready; it syncs the file and the directory.
 func (l *Log) createSegment(first uint64) error {
 	path := filepath.Join(l.dir, segmentName(first))
-	var alloc int64
-	f := l.ready
-	if f != nil {
-		l.ready = nil
-		if err := os.Rename(filepath.Join(l.dir, preparedName), path); err != nil {
-			f.Close()
-			l.logger.Warn("wal: using a prepared segment", "err", err)
-			f = nil
-		} else {
-			alloc = l.readySize
-		}
-	}
+	f, alloc := l.takePrepared(path)
 	if f == nil {
 		var err error
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
