@@ -82,7 +82,7 @@ func buildTree(m *model.Model, recs []*Record, order []int32, ix int) (*tree, er
 	return cowtree.BuildFunc(compareEntry, len(perm), func(i int) entry {
 		j := perm[i]
 		r := recs[owner[j]]
-		return entry{keys[j], r, r.id}
+		return newEntry(keys[j], r)
 	}), nil
 }
 

@@ -109,3 +109,39 @@ func FuzzSortKeys(f *testing.F) {
 		}
 	})
 }
+
+// TestTieKeyKeepsTheCreationOrder: comparing entries by their packed tie
+// keys agrees with comparing their records' creation keys, for times
+// inside and outside the packed range, equal ones and missing ones.
+func TestTieKeyKeepsTheCreationOrder(t *testing.T) {
+	times := []model.Key{""}
+	for _, tm := range []time.Time{
+		time.Unix(0, 0), time.Unix(-1, 999_999_999), time.Unix(-1<<40, 5),
+		time.Unix(1<<34-1, 999_999_999), time.Unix(1<<34, 0), time.Unix(1<<40, 1),
+		time.Date(2026, 11, 24, 1, 2, 3, 4, time.UTC), time.Date(2026, 11, 24, 1, 2, 3, 5, time.UTC),
+		time.Date(2026, 11, 24, 1, 2, 4, 0, time.UTC),
+	} {
+		times = append(times, model.TimeKey(tm))
+	}
+	var recs []*Record
+	for i, c := range times {
+		for _, name := range []string{"a", "b"} {
+			recs = append(recs, &Record{Name: fmt.Sprint(name, i), created: c})
+		}
+	}
+	// The reference: creation desc (none last), then name.
+	ref := func(x, y *Record) int {
+		if c := strings.Compare(string(y.created), string(x.created)); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Name, y.Name)
+	}
+	for _, x := range recs {
+		for _, y := range recs {
+			got := compareEntry(newEntry("k", x), newEntry("k", y))
+			if want := ref(x, y); cmp.Compare(got, 0) != cmp.Compare(want, 0) {
+				t.Errorf("compare(%q %s, %q %s) = %d, want the sign of %d", x.created, x.Name, y.created, y.Name, got, want)
+			}
+		}
+	}
+}

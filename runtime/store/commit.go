@@ -17,16 +17,26 @@ type op struct {
 	done    chan error
 }
 
-// batch is the committer's view of one group commit: one memdb write
-// transaction per touched table, the WAL payloads and the changes to
-// publish once the payloads are durable.
+// batch is one group commit: one memdb write transaction per touched
+// table, the WAL payloads and the changes to publish once the payloads
+// are durable. The committer applies it; the syncer logs it, publishes it
+// and answers its ops.
 type batch struct {
+	seq      uint64
 	txns     map[*table]*memdb.Txn
 	states   map[*table]*tableState
 	order    []*table
 	payloads [][]byte
 	changes  []tableChange
 	err      error // an internal failure that poisons the whole batch
+	store    *Store
+
+	ops  []*op
+	errs []error // each op's outcome, once applied
+	// Per table of order, once committed: db as applied, and a view of it
+	// if a reader asked for one.
+	dbs   []*memdb.MemDB
+	views []*view
 }
 
 type tableChange struct {
@@ -34,10 +44,13 @@ type tableChange struct {
 	c watch.Change[*Record]
 }
 
-// run is the committer: the only goroutine that writes to memdb and to the
-// log. It drains whatever writes are queued (up to maxBatch) and commits
-// them together, so concurrent writers share one transaction and one fsync.
-func (s *Store) run() {
+// run is the committer: the only goroutine that writes to memdb and the
+// index trees. It drains whatever writes are queued (up to maxBatch),
+// applies them together and hands the batch to the syncer, then goes on
+// with the next batch while the syncer makes this one durable: writes
+// queued during an fsync share the next one (group commit), and applying
+// them overlaps the fsync (a pipeline).
+func (s *Store) run(syncDone <-chan struct{}) {
 	defer close(s.stopped)
 	for {
 		var first *op
@@ -48,10 +61,20 @@ func (s *Store) run() {
 			case first = <-s.ops:
 			case <-s.stop:
 				s.drain()
+				close(s.synced)
+				<-syncDone
 				return
 			}
 		}
-		s.commit(s.gather(first))
+		ops := s.gather(first)
+		if first.control {
+			// A control op swaps table states or reads every table whole:
+			// it runs alone, on durable, published state.
+			s.inflight.Wait()
+			s.runControl(first)
+			continue
+		}
+		s.commit(ops)
 	}
 }
 
@@ -90,35 +113,35 @@ func (s *Store) drain() {
 	}
 }
 
+// runControl runs a control op between batches, with nothing in flight.
+func (s *Store) runControl(o *op) {
+	o.done <- o.apply(&batch{store: s, txns: map[*table]*memdb.Txn{}, states: map[*table]*tableState{}})
+}
+
+// commit applies ops as one batch and hands it to the syncer. It holds
+// each touched table's lock only while applying, so readers are not kept
+// out for the fsync.
 func (s *Store) commit(ops []*op) {
-	if s.failed != nil {
+	if err := s.failure(); err != nil {
 		for _, o := range ops {
-			o.done <- s.failed
+			o.done <- err
 		}
 		return
 	}
-	b := &batch{txns: map[*table]*memdb.Txn{}, states: map[*table]*tableState{}}
-	errs := make([]error, len(ops))
+	s.seq++
+	b := &batch{store: s, seq: s.seq, txns: map[*table]*memdb.Txn{}, states: map[*table]*tableState{}, ops: ops}
+	b.errs = make([]error, len(ops))
 	for i, o := range ops {
-		errs[i] = o.apply(b)
+		b.errs[i] = o.apply(b)
 		if b.err != nil {
 			break
-		}
-	}
-	if b.err == nil && len(b.payloads) > 0 && s.wal != nil {
-		if _, _, err := s.wal.Append(b.payloads); err != nil {
-			// After a failed write or fsync the page cache cannot be
-			// trusted: refuse every later write; a restart recovers.
-			s.failed = fmt.Errorf("store: write-ahead log failed, refusing writes until restart: %w", err)
-			b.err = s.failed
-			s.log.Error("write-ahead log failed", "err", err)
 		}
 	}
 	if b.err != nil {
 		for _, t := range b.order {
 			b.txns[t].Abort()
-			// Undo the batch's index writes: index the committed records
-			// afresh (rare: the log failed or memdb refused a write).
+			// Undo the batch's index writes: index the applied records
+			// afresh (rare: memdb refused a write, or the log failed).
 			st := b.states[t]
 			if trees, err := rebuildTrees(st.model, st.db); err == nil {
 				st.work = trees
@@ -132,29 +155,142 @@ func (s *Store) commit(ops []*op) {
 		}
 		return
 	}
-	for _, t := range b.order {
+	b.dbs = make([]*memdb.MemDB, len(b.order))
+	b.views = make([]*view, len(b.order))
+	for i, t := range b.order {
 		b.txns[t].Commit()
 		st := b.states[t]
-		st.dirty.Store(true)
+		st.applied = b.seq
+		b.dbs[i] = st.db.Snapshot()
+		if st.wantView.Swap(false) {
+			b.views[i] = &view{db: b.dbs[i], trees: copyTrees(st.work), seq: b.seq}
+		}
 		st.mu.Unlock()
 	}
+	s.inflight.Add(1)
+	s.synced <- b
+	if s.snapDue.Load() && !s.snapping.Load() {
+		s.inflight.Wait() // a snapshot covers exactly what the log holds
+		s.snapDue.Store(false)
+		s.startSnapshot()
+	}
+}
+
+// syncer makes applied batches durable, in order: whatever batches are
+// waiting go to the log in one write and one fsync. Only then does it
+// publish them (names, views, watch events) and answer their ops, so no
+// reader or watcher ever sees a write that is not durable.
+func (s *Store) syncer(done chan<- struct{}) {
+	defer close(done)
+	var bs []*batch
+	var payloads [][]byte
+	for b := range s.synced {
+		bs = append(bs[:0], b)
+	more:
+		for len(bs) < maxPipeline {
+			select {
+			case b, ok := <-s.synced:
+				if !ok {
+					break more
+				}
+				bs = append(bs, b)
+			default:
+				break more
+			}
+		}
+		if hook := s.beforeLog.Load(); hook != nil {
+			(*hook)()
+		}
+		err := s.failure()
+		if err == nil && s.wal != nil {
+			payloads = payloads[:0]
+			for _, b := range bs {
+				payloads = append(payloads, b.payloads...)
+			}
+			if _, _, werr := s.wal.Append(payloads); werr != nil {
+				// After a failed write or fsync the page cache cannot be
+				// trusted: refuse every later write; a restart recovers.
+				err = fmt.Errorf("store: write-ahead log failed, refusing writes until restart: %w", werr)
+				s.failed.CompareAndSwap(nil, &err)
+				s.log.Error("write-ahead log failed", "err", werr)
+			}
+			if s.wal.Size() >= s.opts.SnapshotBytes {
+				s.snapDue.Store(true) // the committer starts it between batches
+			}
+		}
+		clear(payloads)
+		for _, b := range bs {
+			if err != nil {
+				s.rollBack(b)
+				for _, o := range b.ops {
+					o.done <- err
+				}
+			} else {
+				s.publish(b)
+			}
+			s.inflight.Done()
+		}
+		clear(bs)
+	}
+}
+
+// publish makes a durable batch visible: names first, then index views,
+// then watch events, then the answers.
+func (s *Store) publish(b *batch) {
 	for _, c := range b.changes {
-		st := c.t.state.Load()
+		st := b.states[c.t]
 		if c.c.HasNew {
 			st.byName.set(c.c.New)
 		} else {
 			st.byName.delete(c.c.Old.Name)
 		}
 	}
+	for i, t := range b.order {
+		st := b.states[t]
+		st.durableDB = b.dbs[i]
+		if b.views[i] != nil {
+			st.offerView(b.views[i])
+		}
+		st.durable.Store(b.seq)
+		st.published.broadcast()
+	}
 	for _, c := range b.changes {
-		c.t.state.Load().hub.Publish(c.c)
+		b.states[c.t].hub.Publish(c.c)
 	}
-	for i, o := range ops {
-		o.done <- errs[i]
+	for i, o := range b.ops {
+		o.done <- b.errs[i]
 	}
-	if s.wal != nil && s.wal.Size() >= s.opts.SnapshotBytes {
-		s.startSnapshot()
+}
+
+// rollBack undoes a batch that never became durable, with every batch
+// applied after it: each table it touched goes back to its last durable
+// state. The store refuses writes from now on (failure is set), and the
+// committer checks that under the table's lock, so nothing is applied
+// after this.
+func (s *Store) rollBack(b *batch) {
+	for _, t := range b.order {
+		st := b.states[t]
+		st.mu.Lock()
+		if st.applied != st.durable.Load() {
+			st.db = st.durableDB
+			if trees, err := rebuildTrees(st.model, st.db); err == nil {
+				st.work = trees
+			} else {
+				s.log.Error("rebuilding indexes after a failed log write", "table", t.key, "err", err)
+			}
+			st.applied = st.durable.Load()
+		}
+		st.mu.Unlock()
+		st.published.broadcast()
 	}
+}
+
+// failure returns the sticky log failure, or nil.
+func (s *Store) failure() error {
+	if p := s.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // state returns the table state the batch writes to; a batch never spans
@@ -170,7 +306,10 @@ func (b *batch) txn(t *table) *memdb.Txn {
 		return txn
 	}
 	st := t.state.Load()
-	st.mu.Lock() // released when the batch commits or aborts
+	st.mu.Lock() // released when the batch is applied or aborted
+	if err := b.store.failure(); err != nil && b.err == nil {
+		b.err = err // the log failed while this batch was gathered
+	}
 	txn := st.db.Txn(true)
 	b.txns[t] = txn
 	b.states[t] = st

@@ -35,15 +35,28 @@
 // that checks preconditions (version, unique keys) against the write
 // transaction and writes only if they hold. The committer drains whatever
 // is queued (up to 512 writes), applies it in one memdb transaction per
-// table and to the table's trees, appends the batch to the write-ahead log
-// with one write and one fsync, and only then commits memdb, publishes
-// watch events and answers the callers. It holds the table's lock for the
-// whole batch, and readers copy the trees under that lock only when a
-// commit happened since their last copy: readers never see a write that
-// is not durable, writers do not pay for copies nobody reads, and
-// concurrent writers share one fsync (group commit). If the log fails, the
-// store refuses every later write until restart and re-indexes the
-// committed records.
+// table and to the table's trees, commits memdb and hands the batch to the
+// syncer, then goes on with the next batch. The syncer appends whatever
+// batches are waiting to the write-ahead log with one write and one fsync,
+// and only then publishes them (names, views, watch events) and answers
+// their callers. So applying one batch overlaps the fsync of the one
+// before, writes queued meanwhile share the next fsync (group commit), and
+// nothing that is not durable is ever visible.
+//
+// The committer's memdb and trees run ahead of the log; readers see views.
+// A view is a memdb snapshot plus one tree copy per index, numbered by the
+// last batch it holds. A reader whose view lacks a durable batch copies
+// the state itself when nothing beyond the log is applied; otherwise it
+// asks the committer to copy at the end of its next batch and waits for
+// that batch to be durable (at most two fsyncs, as long as a reader used
+// to wait for the committer's lock). Copies are made only when asked for,
+// because every copy makes the next writes copy the nodes they touch.
+//
+// If the log fails, the store refuses every later write until restart,
+// fails every batch in flight and rolls each touched table back to its
+// last durable memdb snapshot, re-indexing it. Control operations
+// (register, unregister, watch subscription, snapshot) wait until nothing
+// is in flight and run alone.
 //
 // # Persistence
 //

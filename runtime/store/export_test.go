@@ -21,3 +21,15 @@ func EncodeObjectForTest(m *model.Model, obj object.Object) ([]byte, int, error)
 // BreakLogForTest closes the write-ahead log under the store, so the next
 // batch fails to append.
 func (s *Store) BreakLogForTest() error { return s.wal.Close() }
+
+// BeforeLogForTest makes the syncer call fn before each log write (with
+// the batches it is about to write already applied).
+func (s *Store) BeforeLogForTest(fn func()) { s.beforeLog.Store(&fn) }
+
+// AppliedForTest returns the number of the last batch applied to m's table.
+func (s *Store) AppliedForTest(m *model.Model) uint64 {
+	st := (*s.tables.Load())[m.StorageKey()].state.Load()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.applied
+}

@@ -1,6 +1,9 @@
 package store
 
 import (
+	"cmp"
+	"encoding/binary"
+	"math"
 	"strings"
 
 	"github.com/hashicorp/go-memdb"
@@ -33,7 +36,35 @@ const (
 type entry struct {
 	a   string
 	rec *Record
-	id  uint32 // rec.id, read without dereferencing rec
+	// tie and id are read from rec once, so that comparing and filtering
+	// entries does not touch their records (a cache miss each).
+	tie uint64 // tieKey(rec.created)
+	id  uint32 // rec.id
+}
+
+// newEntry returns rec's entry under key a.
+func newEntry(a string, rec *Record) entry {
+	return entry{a: a, rec: rec, tie: tieKey(rec.created), id: rec.id}
+}
+
+// tieKey packs a creation key into 64 bits that order ascending as the
+// times order descending: the seconds since 1970 (34 bits, clamped) and
+// the nanoseconds. Clamping keeps the order, but not strictly, so equal
+// tie keys fall back to comparing the creation keys; a record with no
+// creation time gets the largest key (it sorts last).
+func tieKey(created model.Key) uint64 {
+	if len(created) != 12 {
+		return math.MaxUint64
+	}
+	sec := binary.BigEndian.Uint64([]byte(created[:8])) ^ (1 << 63) // as int64 bits
+	ns := uint64(binary.BigEndian.Uint32([]byte(created[8:])))
+	switch {
+	case int64(sec) < 0:
+		sec, ns = 0, 0
+	case sec >= 1<<34:
+		sec, ns = 1<<34-1, 1<<30-1
+	}
+	return ^(sec<<30 | ns&(1<<30-1))
 }
 
 // Pivot records stand before or after every entry with the same key.
@@ -56,6 +87,9 @@ func compareEntry(x, y entry) int {
 	if c := pivotRank(x.rec) - pivotRank(y.rec); c != 0 || x.rec == y.rec {
 		return c
 	}
+	if x.tie != y.tie {
+		return cmp.Compare(x.tie, y.tie)
+	}
 	if c := strings.Compare(string(y.rec.created), string(x.rec.created)); c != 0 {
 		return c
 	}
@@ -70,6 +104,7 @@ func newTree() *tree { return cowtree.New(compareEntry) }
 type view struct {
 	db    *memdb.MemDB // snapshot; objects by name
 	trees []*tree      // by index position; nil at ixName
+	seq   uint64       // the last batch it holds
 }
 
 // span is a range of keys: [lo, hi) in entry order.
@@ -86,18 +121,43 @@ func prefixSpan(p string) span {
 	return span{entry{a: p, rec: before}, entry{a: string(hi), rec: before}}
 }
 
-// current returns a view of everything committed so far.
+// current returns a view of every durable write: at least every write
+// acknowledged before the call, and none that is not yet durable.
 func (st *tableState) current() *view {
-	if !st.dirty.Load() {
-		return st.view.Load()
+	for {
+		wake := st.published.wait()
+		v := st.view.Load()
+		if v.seq >= st.durable.Load() {
+			return v
+		}
+		st.mu.Lock()
+		if st.applied == st.durable.Load() {
+			// Nothing beyond the log is applied: copy the state as it is.
+			v = &view{db: st.db.Snapshot(), trees: copyTrees(st.work), seq: st.applied}
+			st.mu.Unlock()
+			return st.offerView(v)
+		}
+		// The committer is ahead of the log; it copies what it applied at
+		// the end of its next batch, which the syncer publishes once that
+		// is durable. Waiting costs at most two fsyncs.
+		st.wantView.Store(true)
+		st.mu.Unlock()
+		<-wake
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.dirty.Load() {
-		st.view.Store(&view{db: st.db.Snapshot(), trees: copyTrees(st.work)})
-		st.dirty.Store(false)
+}
+
+// offerView makes v the table's view unless a newer one is there; it
+// returns the view kept.
+func (st *tableState) offerView(v *view) *view {
+	for {
+		cur := st.view.Load()
+		if cur.seq >= v.seq {
+			return cur
+		}
+		if st.view.CompareAndSwap(cur, v) {
+			return v
+		}
 	}
-	return st.view.Load()
 }
 
 // rebuildTrees indexes the records of db afresh: after a failed batch the
@@ -137,23 +197,23 @@ func entries(rec *Record, ix int, dst []entry) []entry {
 		return dst
 	case ixLabels:
 		for _, l := range rec.labels {
-			dst = append(dst, entry{l, rec, rec.id})
+			dst = append(dst, newEntry(l, rec))
 		}
 		return dst
 	case ixCreated:
-		return append(dst, entry{rec: rec, id: rec.id})
+		return append(dst, newEntry("", rec))
 	case ixDeleted:
 		if rec.deletion != "" {
-			dst = append(dst, entry{string(rec.deletion), rec, rec.id})
+			dst = append(dst, newEntry(string(rec.deletion), rec))
 		}
 		return dst
 	}
 	ks := rec.keys[ix-numDefaultIndexes]
 	if len(ks) == 0 {
-		return append(dst, entry{rec: rec, id: rec.id})
+		return append(dst, newEntry("", rec))
 	}
 	for _, k := range ks {
-		dst = append(dst, entry{string(k), rec, rec.id})
+		dst = append(dst, newEntry(string(k), rec))
 	}
 	return dst
 }

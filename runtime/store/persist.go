@@ -111,7 +111,7 @@ func (l *loader) flush() {
 // writes memdb's point-in-time views in the background. Writers go on
 // meanwhile; the covered segments are deleted once the snapshot is durable.
 func (s *Store) startSnapshot() {
-	if !s.snapping.CompareAndSwap(false, true) {
+	if s.failure() != nil || !s.snapping.CompareAndSwap(false, true) {
 		return
 	}
 	seq := s.wal.LastSeq()

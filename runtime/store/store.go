@@ -34,8 +34,11 @@ type Options struct {
 	Now func() time.Time
 }
 
-// maxBatch bounds how many writes share one memdb transaction and one fsync.
+// maxBatch bounds how many writes share one memdb transaction.
 const maxBatch = 512
+
+// maxPipeline bounds how many applied batches may wait for the log.
+const maxPipeline = 8
 
 // Store keeps every object of every model in memory, indexed, and makes
 // each acknowledged write durable. See doc.go for the design.
@@ -48,16 +51,22 @@ type Store struct {
 	tablesMu sync.Mutex                        // serialises changes to tables
 	tables   atomic.Pointer[map[string]*table] // copy-on-write; readers load
 
-	ops     chan *op
-	held    *op // a control op that ended the previous batch
-	stop    chan struct{}
-	stopped chan struct{}
-	closed  atomic.Bool
-	failed  error // sticky WAL failure; only the committer touches it
+	ops      chan *op
+	held     *op         // a control op that ended the previous batch
+	seq      uint64      // the last batch's number; only the committer touches it
+	synced   chan *batch // applied batches, in order, for the syncer
+	inflight sync.WaitGroup
+	stop     chan struct{}
+	stopped  chan struct{}
+	closed   atomic.Bool
+	failed   atomic.Pointer[error] // sticky WAL failure
 
 	snapMu   sync.Mutex // one snapshot at a time
 	snapWG   sync.WaitGroup
 	snapping atomic.Bool
+	snapDue  atomic.Bool // the log has grown past SnapshotBytes
+
+	beforeLog atomic.Pointer[func()] // tests: runs before each log write
 }
 
 // table holds one model's data. Its state is swapped whole, so a reader
@@ -85,15 +94,26 @@ type tableState struct {
 	// updates it after each commit, before acknowledging the writes.
 	byName *names
 	nextID uint32 // the id of the next object created; the committer's
-	// work holds the committer's trees (nil when raw). Readers get an
-	// immutable copy from current(); copies are made on demand, not per
-	// commit, because every copy makes the next writes copy the nodes they
-	// touch. mu is held by the committer for a whole batch, so a copy never
-	// sees a write that is not durable.
-	mu    sync.Mutex
-	work  []*tree
-	view  atomic.Pointer[view] // the last copy handed out
-	dirty atomic.Bool          // work has commits that view lacks
+	// work holds the committer's trees (nil when raw), and db with them
+	// every applied batch, durable or not. mu is held by the committer
+	// while it applies a batch. Readers get an immutable copy of both from
+	// current(), taken only when a commit happened since the last copy:
+	// every copy makes the next writes copy the nodes they touch.
+	mu      sync.Mutex
+	work    []*tree
+	applied uint64 // the last batch applied to db and work; under mu
+	// durable is the last batch of this table that is in the log (and
+	// published); a view is current when its seq reaches it.
+	durable atomic.Uint64
+	view    atomic.Pointer[view] // the newest copy handed out
+	// wantView asks the committer to copy the state it has applied at the
+	// end of its next batch, for a reader that found db and work ahead of
+	// the log; published wakes such readers.
+	wantView  atomic.Bool
+	published signal
+	// durableDB is db as of the last durable batch: what a failed log
+	// rolls the table back to. Only the syncer touches it.
+	durableDB *memdb.MemDB
 	// reserved: Reserve marked the model; Register has not started.
 	reserved bool
 }
@@ -121,6 +141,7 @@ func Open(opts Options) (*Store, error) {
 		opts:    opts,
 		log:     opts.Logger,
 		ops:     make(chan *op, 4*maxBatch),
+		synced:  make(chan *batch, maxPipeline),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
@@ -136,7 +157,9 @@ func Open(opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	go s.run()
+	syncDone := make(chan struct{})
+	go s.syncer(syncDone)
+	go s.run(syncDone)
 	return s, nil
 }
 
@@ -259,4 +282,30 @@ func (n *names) delete(name string) {
 	n.mu.Lock()
 	delete(n.m, name)
 	n.mu.Unlock()
+}
+
+// signal wakes every goroutine waiting on it. Its zero value is ready.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait returns a channel closed at the next broadcast. Take it before
+// checking the condition waited for, so no broadcast is missed.
+func (s *signal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *signal) broadcast() {
+	s.mu.Lock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
+	s.mu.Unlock()
 }

@@ -1,0 +1,243 @@
+package store_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store"
+	"github.com/svcrun/svc/runtime/store/storetest"
+	"github.com/svcrun/svc/runtime/watch"
+)
+
+// gate holds the syncer before its next log write until opened, so a test
+// can look at the store while batches are applied but not durable.
+type gate struct {
+	entered chan struct{}
+	open    chan struct{}
+	once    sync.Once
+}
+
+func holdLog(s *store.Store) *gate {
+	g := &gate{entered: make(chan struct{}, 1), open: make(chan struct{})}
+	s.BeforeLogForTest(func() {
+		select {
+		case g.entered <- struct{}{}:
+		default:
+		}
+		<-g.open
+	})
+	return g
+}
+
+func (g *gate) release() { g.once.Do(func() { close(g.open) }) }
+
+// waitApplied waits until m's table has applied batch seq.
+func waitApplied(t *testing.T, s *store.Store, m *model.Model, seq uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.AppliedForTest(m) < seq {
+		if time.Now().After(deadline) {
+			t.Fatalf("batch %d was never applied", seq)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+type result struct {
+	rec *store.Record
+	err error
+}
+
+func async(fn func() (*store.Record, error)) <-chan result {
+	ch := make(chan result, 1)
+	go func() {
+		rec, err := fn()
+		ch <- result{rec, err}
+	}()
+	return ch
+}
+
+// TestWritesAreInvisibleUntilDurable: the committer applies the next batch
+// while the previous one is being logged, but no reader, list or watcher
+// sees a write before it is durable, and once a write is acknowledged
+// every read sees it.
+func TestWritesAreInvisibleUntilDurable(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	a := storetest.NewPerson("a", Spec{Name: "A", Email: "a@example.com"})
+	a.Metadata.Labels = map[string]string{"team": "x"}
+	if _, err := s.Create(ctx, m, a); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := s.Watch(ctx, m, store.WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	// A list takes a view of what is durable now; later lists reuse it
+	// while no new write is durable (a reader that needs a newer view
+	// waits for the log instead).
+	if res, err := s.List(ctx, m, mustQuery(t, "labelSelector=team%3Dx")); err != nil || names(res) != "a" {
+		t.Fatalf("list = %s, %v; want a", names(res), err)
+	}
+
+	g := holdLog(s)
+	defer g.release()
+	before := s.AppliedForTest(m)
+	b := storetest.NewPerson("b", Spec{Name: "B", Email: "b@example.com"})
+	b.Metadata.Labels = map[string]string{"team": "x"}
+	created := async(func() (*store.Record, error) { return s.Create(ctx, m, b) })
+	<-g.entered // b's batch is applied and waits for the log
+	a2 := storetest.NewPerson("a", Spec{Name: "A2", Email: "a@example.com"})
+	a2.Metadata.Labels = map[string]string{"team": "x"}
+	a2.Metadata.SetVersion(0)
+	updated := async(func() (*store.Record, error) { return s.Update(ctx, m, a2) })
+	waitApplied(t, s, m, before+2) // and the update's batch behind it
+
+	if _, err := s.Get(ctx, m, "b"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get(b) before it is durable = %v, want not found", err)
+	}
+	if r, err := s.Get(ctx, m, "a"); err != nil || r.Version != 0 {
+		t.Errorf("Get(a) before the update is durable = %v, %v; want version 0", r, err)
+	}
+	res, err := s.List(ctx, m, mustQuery(t, "labelSelector=team%3Dx"))
+	if err != nil || names(res) != "a" || res.Items[0].Version != 0 {
+		t.Errorf("list before the log write = %s, %v; want a at version 0", names(res), err)
+	}
+	if res, err := s.List(ctx, m, mustQuery(t, "fieldSelector=spec.name%3DA2")); err != nil || res.Total != 0 {
+		t.Errorf("list by the updated field before the log write = %d, %v; want none", res.Total, err)
+	}
+	select {
+	case ev := <-sub.C:
+		t.Fatalf("watcher got %s %s before it was durable", ev.Type, ev.Object.Name)
+	case r := <-created:
+		t.Fatalf("create answered before it was durable: %v", r.err)
+	case <-time.After(20 * time.Millisecond):
+	}
+
+	g.release()
+	if r := <-created; r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r := <-updated; r.err != nil {
+		t.Fatal(r.err)
+	}
+	// Acknowledged: every read sees both writes.
+	if _, err := s.Get(ctx, m, "b"); err != nil {
+		t.Errorf("Get(b) after its create = %v", err)
+	}
+	res, err = s.List(ctx, m, mustQuery(t, "labelSelector=team%3Dx&sort=name,asc"))
+	if err != nil || names(res) != "a,b" || res.Items[0].Version != 1 {
+		t.Errorf("list after both writes = %s, %v; want a (version 1), b", names(res), err)
+	}
+	for _, want := range []struct {
+		typ  watch.EventType
+		name string
+	}{{watch.Added, "b"}, {watch.Modified, "a"}} {
+		select {
+		case ev := <-sub.C:
+			if ev.Type != want.typ || ev.Object.Name != want.name {
+				t.Errorf("event = %s %s, want %s %s", ev.Type, ev.Object.Name, want.typ, want.name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s event for %s", want.typ, want.name)
+		}
+	}
+}
+
+// TestLogFailureRollsBackEveryBatchInFlight: when the log fails with two
+// batches applied behind it, both fail, both are rolled back out of memdb
+// and the index trees, and the store refuses later writes.
+func TestLogFailureRollsBackEveryBatchInFlight(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	keep := storetest.NewPerson("kept", Spec{Name: "x", Email: "kept@example.com"})
+	keep.Metadata.Labels = map[string]string{"team": "x"}
+	if _, err := s.Create(ctx, m, keep); err != nil {
+		t.Fatal(err)
+	}
+	g := holdLog(s)
+	defer g.release()
+	before := s.AppliedForTest(m)
+	var results []<-chan result
+	for i, name := range []string{"lost1", "lost2"} {
+		p := storetest.NewPerson(name, Spec{Name: "x", Email: name + "@example.com"})
+		p.Metadata.Labels = map[string]string{"team": "x"}
+		results = append(results, async(func() (*store.Record, error) { return s.Create(ctx, m, p) }))
+		if i == 0 {
+			<-g.entered
+		}
+	}
+	waitApplied(t, s, m, before+2)
+	if err := s.BreakLogForTest(); err != nil {
+		t.Fatal(err)
+	}
+	g.release()
+	for i, ch := range results {
+		if r := <-ch; r.err == nil {
+			t.Errorf("create %d succeeded with a closed log", i+1)
+		}
+	}
+	for _, name := range []string{"lost1", "lost2"} {
+		if _, err := s.Get(ctx, m, name); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Get(%s) = %v, want not found", name, err)
+		}
+		res, err := s.List(ctx, m, mustQuery(t, "fieldSelector=spec.email%3D"+name+"@example.com"))
+		if err != nil || res.Total != 0 {
+			t.Errorf("list by %s's email = %d, %v; want nothing", name, res.Total, err)
+		}
+	}
+	if res, err := s.List(ctx, m, mustQuery(t, "labelSelector=team%3Dx")); err != nil || names(res) != "kept" {
+		t.Errorf("list = %s, %v; want kept", names(res), err)
+	}
+	if _, err := s.Create(ctx, m, storetest.NewPerson("later", Spec{Name: "x"})); err == nil {
+		t.Error("a later write succeeded after the log failed")
+	}
+}
+
+// TestStaleViewWaitsForTheLog: a reader whose view lacks an acknowledged
+// write, while the committer has applied a batch that is not durable yet,
+// neither copies that batch nor misses the acknowledged write: it waits
+// for the log, then sees both.
+func TestStaleViewWaitsForTheLog(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	for _, name := range []string{"a", "c"} { // c is acknowledged after a's view
+		if name == "c" {
+			if _, err := s.List(ctx, m, mustQuery(t, "")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Create(ctx, m, storetest.NewPerson(name, Spec{Name: name})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := holdLog(s)
+	defer g.release()
+	created := async(func() (*store.Record, error) { return s.Create(ctx, m, storetest.NewPerson("b", Spec{Name: "b"})) })
+	<-g.entered
+	listed := make(chan string, 1)
+	go func() {
+		res, err := s.List(ctx, m, mustQuery(t, "sort=name,asc"))
+		if err != nil {
+			listed <- err.Error()
+			return
+		}
+		listed <- names(res)
+	}()
+	select {
+	case got := <-listed:
+		t.Fatalf("list answered %q while b was not durable; want it to wait", got)
+	case <-time.After(20 * time.Millisecond):
+	}
+	g.release()
+	if r := <-created; r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := <-listed; got != "a,b,c" {
+		t.Errorf("list = %q, want a,b,c", got)
+	}
+}
