@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -59,6 +60,9 @@ type Flags struct {
 	LogLevel    string
 	// Memory keeps everything in memory (nothing persisted); for demos.
 	Memory bool
+	// CPUProfile names a file to write a CPU profile to, from start to
+	// shutdown (diagnostics; empty for none).
+	CPUProfile string
 }
 
 // ParseFlags reads args; the environment variable SVC_BRAND_DOMAIN is the
@@ -76,6 +80,7 @@ func ParseFlags(args []string, stderr io.Writer) (Flags, error) {
 	fs.StringVar(&f.BrandDomain, "brand-domain", brand, "brand domain of labels, annotations and reserved groups (env SVC_BRAND_DOMAIN)")
 	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&f.Memory, "memory", false, "keep data in memory only (nothing is persisted)")
+	fs.StringVar(&f.CPUProfile, "cpu-profile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -114,6 +119,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, cfg Confi
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if f.CPUProfile != "" {
+		out, err := os.Create(f.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("--cpu-profile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			out.Close()
+			return fmt.Errorf("--cpu-profile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := out.Close(); err != nil {
+				log.Error("writing the CPU profile", "err", err)
+			}
+		}()
+	}
 	ln, err := net.Listen("tcp", f.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

@@ -219,16 +219,29 @@ func entries(rec *Record, ix int, dst []entry) []entry {
 }
 
 // indexRecord adds rec to every tree, replacing old (nil for a create).
+// An entry whose key did not change compares equal to the old one (same
+// key, creation and name), so Set replaces it in place: only keys that
+// changed cost a delete.
 func indexRecord(trees []*tree, old, rec *Record) {
-	var buf [8]entry
+	var obuf, nbuf [8]entry
+	same := old != nil && old.Name == rec.Name && old.created == rec.created
 	for ix := 1; ix < len(trees); ix++ {
 		t := trees[ix]
+		news := entries(rec, ix, nbuf[:0])
 		if old != nil {
-			for _, e := range entries(old, ix, buf[:0]) {
+		olds:
+			for _, e := range entries(old, ix, obuf[:0]) {
+				if same {
+					for _, n := range news {
+						if n.a == e.a {
+							continue olds
+						}
+					}
+				}
 				t.Delete(e)
 			}
 		}
-		for _, e := range entries(rec, ix, buf[:0]) {
+		for _, e := range news {
 			t.Set(e)
 		}
 	}

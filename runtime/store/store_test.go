@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -396,5 +397,49 @@ func TestUpdateKeepsServerFields(t *testing.T) {
 		after.DeletionTimestamp == nil || !after.DeletionTimestamp.Equal(*before.DeletionTimestamp) {
 		t.Errorf("server fields after update = %q %v %v, want %q %v %v", after.GenerateName, after.CreationTimestamp,
 			after.DeletionTimestamp, before.GenerateName, before.CreationTimestamp, before.DeletionTimestamp)
+	}
+}
+
+// TestUpdateKeepsEveryIndexCurrent: after an update, every index serves
+// the new version, whether the update changed that index's keys or not.
+func TestUpdateKeepsEveryIndexCurrent(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	p := storetest.NewPerson("p", Spec{Name: "Old", Email: "p@example.com", Age: storetest.Int64(30), Tags: []string{"x", "y"}})
+	p.Metadata.Labels = map[string]string{"team": "a", "kind": "k"}
+	if _, err := s.Create(ctx, m, p); err != nil {
+		t.Fatal(err)
+	}
+	p2 := storetest.NewPerson("p", Spec{Name: "New", Email: "p@example.com", Age: storetest.Int64(30), Tags: []string{"y", "z"}})
+	p2.Metadata.Labels = map[string]string{"team": "b", "kind": "k"}
+	p2.Metadata.SetVersion(0)
+	if _, err := s.Update(ctx, m, p2); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"labelSelector=kind%3Dk":                   "p@1", // unchanged label
+		"labelSelector=team%3Db":                   "p@1",
+		"labelSelector=team%3Da":                   "",
+		"fieldSelector=spec.email%3Dp@example.com": "p@1", // unchanged field
+		"fieldSelector=spec.age%3D30":              "p@1",
+		"fieldSelector=spec.name%3DNew":            "p@1",
+		"fieldSelector=spec.name%3DOld":            "",
+		"fieldSelector=spec.tags%3Dy":              "p@1", // kept value of a multi-valued index
+		"fieldSelector=spec.tags%3Dz":              "p@1",
+		"fieldSelector=spec.tags%3Dx":              "",
+		"sort=spec.age,desc":                       "p@1",
+		"":                                         "p@1",
+	} {
+		res, err := s.List(ctx, m, mustQuery(t, q))
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var got []string
+		for _, r := range res.Items {
+			got = append(got, fmt.Sprintf("%s@%d", r.Name, r.Version))
+		}
+		if g := strings.Join(got, ","); g != want || res.Total != int64(len(got)) {
+			t.Errorf("%s: got %q (total %d), want %q", q, g, res.Total, want)
+		}
 	}
 }
