@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -29,7 +30,10 @@ type env struct {
 	m   *model.Model
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, api.Options{}) }
+
+// newEnvWith is newEnv with opts (its Store and Registry are filled in).
+func newEnvWith(t *testing.T, opts api.Options) *env {
 	t.Helper()
 	m := storetest.PersonModel()
 	st := storetest.New(t, m)
@@ -37,7 +41,8 @@ func newEnv(t *testing.T) *env {
 	if err := reg.Register(m); err != nil {
 		t.Fatal(err)
 	}
-	a := api.New(api.Options{Store: st, Registry: reg})
+	opts.Store, opts.Registry = st, reg
+	a := api.New(opts)
 	srv := httptest.NewServer(a)
 	t.Cleanup(func() { a.Close(); srv.Close() })
 	return &env{t: t, srv: srv, api: a, st: st, m: m}
@@ -361,5 +366,46 @@ func TestWatch(t *testing.T) {
 	defer cancel()
 	if _, _, err := coll.Read(ctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
 		t.Errorf("after Close: %v, want going away", err)
+	}
+}
+
+// TestWatchDisconnectsAClientThatStopsReading: once the socket to a
+// watcher that reads nothing is full, a write times out and the server
+// closes the connection; writers never wait for it.
+func TestWatchDisconnectsAClientThatStopsReading(t *testing.T) {
+	e := newEnvWith(t, api.Options{WatchWriteTimeout: 200 * time.Millisecond})
+	stalled := dial(t, e, base+"?watch=true")
+	stalled.SetReadLimit(1 << 20)
+	// 128 KiB objects fill the socket buffers within a few dozen events.
+	pad := strings.Repeat("x", 128<<10)
+	start := time.Now()
+	for i := range 100 {
+		r := e.do("POST", base, "application/json", fmt.Sprintf(`{"metadata":{"name":"p%03d","annotations":{"pad":%q}},"spec":{"name":"x"}}`, i, pad))
+		if r.status != 201 {
+			t.Fatalf("create %d = %d %s", i, r.status, r.body)
+		}
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("100 creates took %v with a stalled watcher", took)
+	}
+	// The stalled client finds a closed connection after what was buffered.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n := 0
+	for {
+		_, _, err := stalled.Read(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Fatalf("after %d events the stream is still open: the stalled client was not disconnected", n)
+			}
+			if websocket.CloseStatus(err) != -1 {
+				t.Fatalf("after %d events: %v; want the connection cut, not a close frame", n, err)
+			}
+			break
+		}
+		n++
+	}
+	if n >= 100 {
+		t.Errorf("the stalled client got all %d events; want the stream cut short", n)
 	}
 }

@@ -42,6 +42,10 @@ type Options struct {
 	// builds (plugins not started yet); /readyz answers 503 while it
 	// returns anything. Nil adds nothing.
 	NotReady func() []string
+	// WatchWriteTimeout is how long one watch event may take to reach a
+	// client's socket before the client is taken as gone and disconnected.
+	// Default 10 s.
+	WatchWriteTimeout time.Duration
 }
 
 // Routes adds a set of routes (a plugin's custom API, the console API) to
@@ -72,6 +76,9 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.WatchWriteTimeout <= 0 {
+		opts.WatchWriteTimeout = defaultWriteTimeout
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes

@@ -16,11 +16,11 @@ import (
 )
 
 // Watch stream timing: a ping keeps idle connections alive through
-// proxies; a write that takes longer than writeTimeout means the client is
-// not reading, and it is disconnected.
+// proxies; a write that takes longer than Options.WatchWriteTimeout means
+// the client is not reading, and it is disconnected.
 const (
-	pingInterval = 30 * time.Second
-	writeTimeout = 10 * time.Second
+	pingInterval        = 30 * time.Second
+	defaultWriteTimeout = 10 * time.Second
 )
 
 // watch streams events of the model (or of one object) over a WebSocket as
@@ -49,6 +49,15 @@ func (a *modelAPI) watch(c *gin.Context, name string) error {
 	ctx := conn.CloseRead(context.WithoutCancel(c.Request.Context()))
 	ping := time.NewTicker(pingInterval)
 	defer ping.Stop()
+	// One timer bounds every write of the stream: a client that stops
+	// reading is disconnected after the timeout. (A context with a
+	// deadline per write costs a timer and a cancel registration per event
+	// per watcher, a quarter of the cost of writing it.)
+	timeout := a.s.opts.WatchWriteTimeout
+	stall := time.AfterFunc(timeout, func() { conn.CloseNow() })
+	stall.Stop()
+	defer stall.Stop()
+	var buf bytes.Buffer
 	for {
 		select {
 		case ev, ok := <-sub.C:
@@ -60,11 +69,11 @@ func (a *modelAPI) watch(c *gin.Context, name string) error {
 				conn.Close(status, reason)
 				return nil
 			}
-			if err := write(ctx, conn, ev, a.m.Present); err != nil {
+			if err := write(conn, stall, timeout, &buf, ev, a.m.Present); err != nil {
 				return nil
 			}
 		case <-ping.C:
-			pctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			pctx, cancel := context.WithTimeout(ctx, timeout)
 			err := conn.Ping(pctx)
 			cancel()
 			if err != nil {
@@ -79,19 +88,23 @@ func (a *modelAPI) watch(c *gin.Context, name string) error {
 	}
 }
 
-func write(ctx context.Context, conn *websocket.Conn, ev store.Event, present func([]byte) []byte) error {
+// write sends ev as one text frame, built in buf (reused: the connection
+// copies the frame before Write returns), with stall armed meanwhile.
+func write(conn *websocket.Conn, stall *time.Timer, timeout time.Duration, buf *bytes.Buffer, ev store.Event, present func([]byte) []byte) error {
 	data := ev.Object.Data
 	if present != nil {
 		data = present(data)
 	}
-	var b bytes.Buffer
-	b.Grow(len(data) + 32)
-	b.WriteString(`{"type":"`)
-	b.WriteString(string(ev.Type))
-	b.WriteString(`","object":`)
-	b.Write(data)
-	b.WriteByte('}')
-	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	defer cancel()
-	return conn.Write(wctx, websocket.MessageText, b.Bytes())
+	buf.Reset()
+	buf.Grow(len(data) + 32)
+	buf.WriteString(`{"type":"`)
+	buf.WriteString(string(ev.Type))
+	buf.WriteString(`","object":`)
+	buf.Write(data)
+	buf.WriteByte('}')
+	stall.Reset(timeout)
+	defer stall.Stop()
+	// No cancellable context: stall bounds the write, and a connection
+	// that fails or closes fails it.
+	return conn.Write(context.Background(), websocket.MessageText, buf.Bytes())
 }
