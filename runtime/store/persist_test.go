@@ -146,17 +146,13 @@ func TestDamagedLogIsAStartupError(t *testing.T) {
 func TestFailedLogAppendLeavesNothingBehind(t *testing.T) {
 	m := storetest.PersonModel()
 	s := storetest.New(t, m)
-	keep := storetest.NewPerson("kept", Spec{Name: "x", Email: "kept@example.com"})
-	keep.Metadata.Labels = map[string]string{"team": "x"}
-	if _, err := s.Create(ctx, m, keep); err != nil {
+	if _, err := s.Create(ctx, m, teamPerson("kept", "x")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.BreakLogForTest(); err != nil {
 		t.Fatal(err)
 	}
-	lost := storetest.NewPerson("lost", Spec{Name: "x", Email: "lost@example.com"})
-	lost.Metadata.Labels = map[string]string{"team": "x"}
-	if _, err := s.Create(ctx, m, lost); err == nil {
+	if _, err := s.Create(ctx, m, teamPerson("lost", "x")); err == nil {
 		t.Fatal("create succeeded with a closed log")
 	}
 	if _, err := s.Get(ctx, m, "lost"); !errors.Is(err, store.ErrNotFound) {

@@ -46,6 +46,14 @@ func waitApplied(t *testing.T, s *store.Store, m *model.Model, seq uint64) {
 	}
 }
 
+// teamPerson returns a person named name in team x, with spec.name
+// specName and the email name@example.com.
+func teamPerson(name, specName string) *storetest.Person {
+	p := storetest.NewPerson(name, Spec{Name: specName, Email: name + "@example.com"})
+	p.Metadata.Labels = map[string]string{"team": "x"}
+	return p
+}
+
 type result struct {
 	rec *store.Record
 	err error
@@ -67,9 +75,7 @@ func async(fn func() (*store.Record, error)) <-chan result {
 func TestWritesAreInvisibleUntilDurable(t *testing.T) {
 	m := storetest.PersonModel()
 	s := storetest.New(t, m)
-	a := storetest.NewPerson("a", Spec{Name: "A", Email: "a@example.com"})
-	a.Metadata.Labels = map[string]string{"team": "x"}
-	if _, err := s.Create(ctx, m, a); err != nil {
+	if _, err := s.Create(ctx, m, teamPerson("a", "A")); err != nil {
 		t.Fatal(err)
 	}
 	sub, err := s.Watch(ctx, m, store.WatchOptions{})
@@ -87,12 +93,9 @@ func TestWritesAreInvisibleUntilDurable(t *testing.T) {
 	g := holdLog(s)
 	defer g.release()
 	before := s.AppliedForTest(m)
-	b := storetest.NewPerson("b", Spec{Name: "B", Email: "b@example.com"})
-	b.Metadata.Labels = map[string]string{"team": "x"}
-	created := async(func() (*store.Record, error) { return s.Create(ctx, m, b) })
+	created := async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("b", "B")) })
 	<-g.entered // b's batch is applied and waits for the log
-	a2 := storetest.NewPerson("a", Spec{Name: "A2", Email: "a@example.com"})
-	a2.Metadata.Labels = map[string]string{"team": "x"}
+	a2 := teamPerson("a", "A2")
 	a2.Metadata.SetVersion(0)
 	updated := async(func() (*store.Record, error) { return s.Update(ctx, m, a2) })
 	waitApplied(t, s, m, before+2) // and the update's batch behind it
@@ -154,9 +157,7 @@ func TestWritesAreInvisibleUntilDurable(t *testing.T) {
 func TestLogFailureRollsBackEveryBatchInFlight(t *testing.T) {
 	m := storetest.PersonModel()
 	s := storetest.New(t, m)
-	keep := storetest.NewPerson("kept", Spec{Name: "x", Email: "kept@example.com"})
-	keep.Metadata.Labels = map[string]string{"team": "x"}
-	if _, err := s.Create(ctx, m, keep); err != nil {
+	if _, err := s.Create(ctx, m, teamPerson("kept", "x")); err != nil {
 		t.Fatal(err)
 	}
 	g := holdLog(s)
@@ -164,8 +165,7 @@ func TestLogFailureRollsBackEveryBatchInFlight(t *testing.T) {
 	before := s.AppliedForTest(m)
 	var results []<-chan result
 	for i, name := range []string{"lost1", "lost2"} {
-		p := storetest.NewPerson(name, Spec{Name: "x", Email: name + "@example.com"})
-		p.Metadata.Labels = map[string]string{"team": "x"}
+		p := teamPerson(name, "x")
 		results = append(results, async(func() (*store.Record, error) { return s.Create(ctx, m, p) }))
 		if i == 0 {
 			<-g.entered
