@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/watch"
@@ -33,9 +35,8 @@ type batch struct {
 
 	ops  []*op
 	errs []error // each op's outcome, once applied
-	// Per table of order, once committed: db as applied, and a view of it
-	// if a reader asked for one.
-	dbs   []*memdb.MemDB
+	// Per table of order, once committed: a view of what was applied, if a
+	// reader asked for one.
 	views []*view
 }
 
@@ -155,15 +156,13 @@ func (s *Store) commit(ops []*op) {
 		}
 		return
 	}
-	b.dbs = make([]*memdb.MemDB, len(b.order))
 	b.views = make([]*view, len(b.order))
 	for i, t := range b.order {
 		b.txns[t].Commit()
 		st := b.states[t]
 		st.applied = b.seq
-		b.dbs[i] = st.db.Snapshot()
 		if st.wantView.Swap(false) {
-			b.views[i] = &view{db: b.dbs[i], trees: copyTrees(st.work), seq: b.seq}
+			b.views[i] = &view{db: st.db.Snapshot(), trees: copyTrees(st.work), seq: b.seq}
 		}
 		st.mu.Unlock()
 	}
@@ -247,7 +246,6 @@ func (s *Store) publish(b *batch) {
 	}
 	for i, t := range b.order {
 		st := b.states[t]
-		st.durableDB = b.dbs[i]
 		if b.views[i] != nil {
 			st.offerView(b.views[i])
 		}
@@ -263,26 +261,41 @@ func (s *Store) publish(b *batch) {
 }
 
 // rollBack undoes a batch that never became durable, with every batch
-// applied after it: each table it touched goes back to its last durable
-// state. The store refuses writes from now on (failure is set), and the
-// committer checks that under the table's lock, so nothing is applied
-// after this.
+// applied after it: each table it touched is rebuilt from its published
+// names, which hold exactly what is durable (rare, so a full rebuild). The
+// store refuses writes from now on (failure is set), and the committer
+// checks that under the table's lock, so nothing is applied after this.
 func (s *Store) rollBack(b *batch) {
 	for _, t := range b.order {
 		st := b.states[t]
 		st.mu.Lock()
 		if st.applied != st.durable.Load() {
-			st.db = st.durableDB
-			if trees, err := rebuildTrees(st.model, st.db); err == nil {
-				st.work = trees
-			} else {
-				s.log.Error("rebuilding indexes after a failed log write", "table", t.key, "err", err)
+			if err := st.rebuildFromNames(); err != nil {
+				s.log.Error("rebuilding a table after a failed log write", "table", t.key, "err", err)
 			}
 			st.applied = st.durable.Load()
 		}
 		st.mu.Unlock()
 		st.published.broadcast()
 	}
+}
+
+// rebuildFromNames replaces db and work with a fresh table of the records
+// in byName. Called with mu held.
+func (st *tableState) rebuildFromNames() error {
+	st.byName.mu.RLock()
+	recs := slices.Collect(maps.Values(st.byName.m))
+	st.byName.mu.RUnlock()
+	db := newDB()
+	if err := loadObjects(db, recs); err != nil {
+		return err
+	}
+	trees, err := rebuildTrees(st.model, db)
+	if err != nil {
+		return err
+	}
+	st.db, st.work = db, trees
+	return nil
 }
 
 // failure returns the sticky log failure, or nil.

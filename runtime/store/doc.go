@@ -53,8 +53,8 @@
 // because every copy makes the next writes copy the nodes they touch.
 //
 // If the log fails, the store refuses every later write until restart,
-// fails every batch in flight and rolls each touched table back to its
-// last durable memdb snapshot, re-indexing it. Control operations
+// fails every batch in flight and rebuilds each touched table from its
+// published names, which hold exactly what is durable. Control operations
 // (register, unregister, watch subscription, snapshot) wait until nothing
 // is in flight and run alone.
 //

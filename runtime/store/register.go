@@ -150,7 +150,6 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	}
 	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, work: trees, nextID: uint32(n)}
 	st.view.Store(&view{db: db.Snapshot(), trees: copyTrees(trees)})
-	st.durableDB = db.Snapshot()
 	if n >= 10000 {
 		s.log.Info("indexes built", "model", m.GVK().String(), "objects", n, "took", time.Since(start))
 	}

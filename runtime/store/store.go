@@ -111,9 +111,6 @@ type tableState struct {
 	// the log; published wakes such readers.
 	wantView  atomic.Bool
 	published signal
-	// durableDB is db as of the last durable batch: what a failed log
-	// rolls the table back to. Only the syncer touches it.
-	durableDB *memdb.MemDB
 	// reserved: Reserve marked the model; Register has not started.
 	reserved bool
 }
