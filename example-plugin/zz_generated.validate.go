@@ -3,14 +3,12 @@
 package example
 
 import (
-	"encoding/json"
+	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/validation"
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"unicode/utf8"
-
-	"github.com/svcrun/svc/runtime/object"
 )
 
 // Validate appends to errs every way o breaks the Person schema. It checks the
@@ -22,42 +20,42 @@ func (o *Person) Validate(errs *object.FieldErrors) {
 
 // validate appends to errs every way o breaks the Person schema, naming
 // fields below p.
-func (o *Person) validate(p *fieldPath, errs *object.FieldErrors) {
-	p1 := fieldPath{parent: p, name: "spec"}
+func (o *Person) validate(p *validation.Path, errs *object.FieldErrors) {
+	p1 := validation.Path{Parent: p, Name: "spec"}
 	o.Spec.validate(&p1, errs)
 }
 
 // validate appends to errs every way o breaks the PersonSpec schema, naming
 // fields below p.
-func (o *PersonSpec) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *PersonSpec) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.Age != nil {
 		if *o.Age < 0 {
-			errs.Add(p.field("age"), "must be >= 0")
+			errs.Add(p.Field("age"), "must be >= 0")
 		}
 		if *o.Age > 150 {
-			errs.Add(p.field("age"), "must be <= 150")
+			errs.Add(p.Field("age"), "must be <= 150")
 		}
 	}
 	if o.Email != nil {
-		if !isEmail(*o.Email) {
-			errs.Add(p.field("email"), "must be an email address")
+		if !validation.IsEmail(*o.Email) {
+			errs.Add(p.Field("email"), "must be an email address")
 		}
 	}
 	if o.Gender != nil {
 		switch *o.Gender {
 		case "MALE", "FEMALE":
 		default:
-			errs.Add(p.field("gender"), "must be one of MALE, FEMALE")
+			errs.Add(p.Field("gender"), "must be one of MALE, FEMALE")
 		}
 	}
 	if len(o.Name) > 100 && utf8.RuneCountInString(o.Name) > 100 {
-		errs.Add(p.field("name"), "must be at most 100 characters")
+		errs.Add(p.Field("name"), "must be at most 100 characters")
 	}
 	if len(o.Tags) > 0 {
-		p1 := fieldPath{parent: p, name: "tags"}
+		p1 := validation.Path{Parent: p, Name: "tags"}
 		for i2 := range o.Tags {
 			if len(o.Tags[i2]) > 63 && utf8.RuneCountInString(o.Tags[i2]) > 63 {
-				errs.Add(p1.item(i2), "must be at most 63 characters")
+				errs.Add(p1.Item(i2), "must be at most 63 characters")
 			}
 		}
 	}
@@ -65,7 +63,7 @@ func (o *PersonSpec) validate(p *fieldPath, errs *object.FieldErrors) {
 
 // validate appends to errs every way o breaks the PersonStatus schema, naming
 // fields below p.
-func (o *PersonStatus) validate(p *fieldPath, errs *object.FieldErrors) {}
+func (o *PersonStatus) validate(p *validation.Path, errs *object.FieldErrors) {}
 
 // ValidatePersonJSON appends to errs every way doc, a decoded JSON document (as
 // encoding/json decodes into an any, with float64 or json.Number numbers),
@@ -78,46 +76,46 @@ func ValidatePersonJSON(doc any, errs *object.FieldErrors) {
 
 // validatePersonJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePersonJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePersonJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["apiVersion"]; ok {
 		known++
 		if _, ok := x1.(string); !ok {
-			badType(errs, p.field("apiVersion"), x1, "a string")
+			validation.BadType(errs, p.Field("apiVersion"), x1, "a string")
 		}
 	} else {
-		errs.Add(p.field("apiVersion"), "is required")
+		errs.Add(p.Field("apiVersion"), "is required")
 	}
 	if x3, ok := m["kind"]; ok {
 		known++
 		if _, ok := x3.(string); !ok {
-			badType(errs, p.field("kind"), x3, "a string")
+			validation.BadType(errs, p.Field("kind"), x3, "a string")
 		}
 	} else {
-		errs.Add(p.field("kind"), "is required")
+		errs.Add(p.Field("kind"), "is required")
 	}
 	if x5, ok := m["metadata"]; ok {
 		known++
-		p6 := fieldPath{parent: p, name: "metadata"}
+		p6 := validation.Path{Parent: p, Name: "metadata"}
 		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
-		errs.Add(p.field("metadata"), "is required")
+		errs.Add(p.Field("metadata"), "is required")
 	}
 	if x7, ok := m["spec"]; ok {
 		known++
-		p8 := fieldPath{parent: p, name: "spec"}
+		p8 := validation.Path{Parent: p, Name: "spec"}
 		validatePersonSpecJSON(x7, &p8, errs)
 	} else {
-		errs.Add(p.field("spec"), "is required")
+		errs.Add(p.Field("spec"), "is required")
 	}
 	if x9, ok := m["status"]; ok {
 		known++
-		p10 := fieldPath{parent: p, name: "status"}
+		p10 := validation.Path{Parent: p, Name: "status"}
 		validatePersonStatusJSON(x9, &p10, errs)
 	}
 	if known != len(m) {
@@ -125,7 +123,7 @@ func validatePersonJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k11 {
 			case "apiVersion", "kind", "metadata", "spec", "status":
 			default:
-				errs.Add(p.field(k11), "unknown field")
+				errs.Add(p.Field(k11), "unknown field")
 			}
 		}
 	}
@@ -133,23 +131,23 @@ func validatePersonJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // baseObjectMetaJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func baseObjectMetaJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["annotations"]; ok {
 		known++
-		if m2, ok := jsonObject(x1); !ok {
-			badType(errs, p.field("annotations"), x1, "an object")
+		if m2, ok := validation.JSONObject(x1); !ok {
+			validation.BadType(errs, p.Field("annotations"), x1, "an object")
 		} else {
-			p3 := fieldPath{parent: p, name: "annotations"}
-			eachKey(m2, errs, func(k4 string) {
+			p3 := validation.Path{Parent: p, Name: "annotations"}
+			validation.EachKey(m2, errs, func(k4 string) {
 				y5 := m2[k4]
 				if _, ok := y5.(string); !ok {
-					badType(errs, p3.entry(k4), y5, "a string")
+					validation.BadType(errs, p3.Entry(k4), y5, "a string")
 				}
 			})
 		}
@@ -157,32 +155,32 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x7, ok := m["creationTimestamp"]; ok {
 		known++
 		if s8, ok := x7.(string); !ok {
-			badType(errs, p.field("creationTimestamp"), x7, "a string")
+			validation.BadType(errs, p.Field("creationTimestamp"), x7, "a string")
 		} else {
-			if !isDateTime(s8) {
-				errs.Add(p.field("creationTimestamp"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s8) {
+				errs.Add(p.Field("creationTimestamp"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
 	if x9, ok := m["deletionTimestamp"]; ok {
 		known++
 		if s10, ok := x9.(string); !ok {
-			badType(errs, p.field("deletionTimestamp"), x9, "a string")
+			validation.BadType(errs, p.Field("deletionTimestamp"), x9, "a string")
 		} else {
-			if !isDateTime(s10) {
-				errs.Add(p.field("deletionTimestamp"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s10) {
+				errs.Add(p.Field("deletionTimestamp"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
 	if x11, ok := m["finalizers"]; ok {
 		known++
 		if a12, ok := x11.([]any); !ok {
-			badType(errs, p.field("finalizers"), x11, "an array")
+			validation.BadType(errs, p.Field("finalizers"), x11, "an array")
 		} else {
-			p13 := fieldPath{parent: p, name: "finalizers"}
+			p13 := validation.Path{Parent: p, Name: "finalizers"}
 			for i14, y15 := range a12 {
 				if _, ok := y15.(string); !ok {
-					badType(errs, p13.item(i14), y15, "a string")
+					validation.BadType(errs, p13.Item(i14), y15, "a string")
 				}
 			}
 		}
@@ -190,23 +188,23 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x17, ok := m["generateName"]; ok {
 		known++
 		if s18, ok := x17.(string); !ok {
-			badType(errs, p.field("generateName"), x17, "a string")
+			validation.BadType(errs, p.Field("generateName"), x17, "a string")
 		} else {
 			if len(s18) > 245 && utf8.RuneCountInString(s18) > 245 {
-				errs.Add(p.field("generateName"), "must be at most 245 characters")
+				errs.Add(p.Field("generateName"), "must be at most 245 characters")
 			}
 		}
 	}
 	if x19, ok := m["labels"]; ok {
 		known++
-		if m20, ok := jsonObject(x19); !ok {
-			badType(errs, p.field("labels"), x19, "an object")
+		if m20, ok := validation.JSONObject(x19); !ok {
+			validation.BadType(errs, p.Field("labels"), x19, "an object")
 		} else {
-			p21 := fieldPath{parent: p, name: "labels"}
-			eachKey(m20, errs, func(k22 string) {
+			p21 := validation.Path{Parent: p, Name: "labels"}
+			validation.EachKey(m20, errs, func(k22 string) {
 				y23 := m20[k22]
 				if _, ok := y23.(string); !ok {
-					badType(errs, p21.entry(k22), y23, "a string")
+					validation.BadType(errs, p21.Entry(k22), y23, "a string")
 				}
 			})
 		}
@@ -214,21 +212,21 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x25, ok := m["name"]; ok {
 		known++
 		if s26, ok := x25.(string); !ok {
-			badType(errs, p.field("name"), x25, "a string")
+			validation.BadType(errs, p.Field("name"), x25, "a string")
 		} else {
 			if len(s26) > 253 && utf8.RuneCountInString(s26) > 253 {
-				errs.Add(p.field("name"), "must be at most 253 characters")
+				errs.Add(p.Field("name"), "must be at most 253 characters")
 			}
 		}
 	}
 	if x27, ok := m["version"]; ok {
 		known++
-		if num28, ok := jsonNumber(x27); !ok {
-			badType(errs, p.field("version"), x27, "an integer")
+		if num28, ok := validation.JSONNumber(x27); !ok {
+			validation.BadType(errs, p.Field("version"), x27, "an integer")
 		} else if num28 != math.Trunc(num28) {
-			errs.Add(p.field("version"), "must be an integer")
-		} else if !isInt64(num28) {
-			errs.Add(p.field("version"), "must be a 64-bit integer")
+			errs.Add(p.Field("version"), "must be an integer")
+		} else if !validation.IsInt64(num28) {
+			errs.Add(p.Field("version"), "must be a 64-bit integer")
 		}
 	}
 	if known != len(m) {
@@ -236,7 +234,7 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k29 {
 			case "annotations", "creationTimestamp", "deletionTimestamp", "finalizers", "generateName", "labels", "name", "version":
 			default:
-				errs.Add(p.field(k29), "unknown field")
+				errs.Add(p.Field(k29), "unknown field")
 			}
 		}
 	}
@@ -244,82 +242,82 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validatePersonSpecJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePersonSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePersonSpecJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["age"]; ok {
 		known++
-		if num2, ok := jsonNumber(x1); !ok {
-			badType(errs, p.field("age"), x1, "an integer")
+		if num2, ok := validation.JSONNumber(x1); !ok {
+			validation.BadType(errs, p.Field("age"), x1, "an integer")
 		} else if num2 != math.Trunc(num2) {
-			errs.Add(p.field("age"), "must be an integer")
-		} else if !isInt64(num2) {
-			errs.Add(p.field("age"), "must be a 64-bit integer")
+			errs.Add(p.Field("age"), "must be an integer")
+		} else if !validation.IsInt64(num2) {
+			errs.Add(p.Field("age"), "must be a 64-bit integer")
 		} else {
 			if num2 < 0 {
-				errs.Add(p.field("age"), "must be >= 0")
+				errs.Add(p.Field("age"), "must be >= 0")
 			}
 			if num2 > 150 {
-				errs.Add(p.field("age"), "must be <= 150")
+				errs.Add(p.Field("age"), "must be <= 150")
 			}
 		}
 	}
 	if x3, ok := m["email"]; ok {
 		known++
 		if s4, ok := x3.(string); !ok {
-			badType(errs, p.field("email"), x3, "a string")
+			validation.BadType(errs, p.Field("email"), x3, "a string")
 		} else {
-			if !isEmail(s4) {
-				errs.Add(p.field("email"), "must be an email address")
+			if !validation.IsEmail(s4) {
+				errs.Add(p.Field("email"), "must be an email address")
 			}
 		}
 	}
 	if x5, ok := m["friend"]; ok {
 		known++
 		if _, ok := x5.(string); !ok {
-			badType(errs, p.field("friend"), x5, "a string")
+			validation.BadType(errs, p.Field("friend"), x5, "a string")
 		}
 	}
 	if x7, ok := m["gender"]; ok {
 		known++
 		if s8, ok := x7.(string); !ok {
-			badType(errs, p.field("gender"), x7, "a string")
+			validation.BadType(errs, p.Field("gender"), x7, "a string")
 		} else {
 			switch s8 {
 			case "MALE", "FEMALE":
 			default:
-				errs.Add(p.field("gender"), "must be one of MALE, FEMALE")
+				errs.Add(p.Field("gender"), "must be one of MALE, FEMALE")
 			}
 		}
 	}
 	if x9, ok := m["name"]; ok {
 		known++
 		if s10, ok := x9.(string); !ok {
-			badType(errs, p.field("name"), x9, "a string")
+			validation.BadType(errs, p.Field("name"), x9, "a string")
 		} else {
 			if len(s10) > 100 && utf8.RuneCountInString(s10) > 100 {
-				errs.Add(p.field("name"), "must be at most 100 characters")
+				errs.Add(p.Field("name"), "must be at most 100 characters")
 			}
 		}
 	} else {
-		errs.Add(p.field("name"), "is required")
+		errs.Add(p.Field("name"), "is required")
 	}
 	if x11, ok := m["tags"]; ok {
 		known++
 		if a12, ok := x11.([]any); !ok {
-			badType(errs, p.field("tags"), x11, "an array")
+			validation.BadType(errs, p.Field("tags"), x11, "an array")
 		} else {
-			p13 := fieldPath{parent: p, name: "tags"}
+			p13 := validation.Path{Parent: p, Name: "tags"}
 			for i14, y15 := range a12 {
 				if s16, ok := y15.(string); !ok {
-					badType(errs, p13.item(i14), y15, "a string")
+					validation.BadType(errs, p13.Item(i14), y15, "a string")
 				} else {
 					if len(s16) > 63 && utf8.RuneCountInString(s16) > 63 {
-						errs.Add(p13.item(i14), "must be at most 63 characters")
+						errs.Add(p13.Item(i14), "must be at most 63 characters")
 					}
 				}
 			}
@@ -330,7 +328,7 @@ func validatePersonSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k17 {
 			case "age", "email", "friend", "gender", "name", "tags":
 			default:
-				errs.Add(p.field(k17), "unknown field")
+				errs.Add(p.Field(k17), "unknown field")
 			}
 		}
 	}
@@ -338,21 +336,21 @@ func validatePersonSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validatePersonStatusJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePersonStatusJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePersonStatusJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["friendCount"]; ok {
 		known++
-		if num2, ok := jsonNumber(x1); !ok {
-			badType(errs, p.field("friendCount"), x1, "an integer")
+		if num2, ok := validation.JSONNumber(x1); !ok {
+			validation.BadType(errs, p.Field("friendCount"), x1, "an integer")
 		} else if num2 != math.Trunc(num2) {
-			errs.Add(p.field("friendCount"), "must be an integer")
-		} else if !isInt64(num2) {
-			errs.Add(p.field("friendCount"), "must be a 64-bit integer")
+			errs.Add(p.Field("friendCount"), "must be an integer")
+		} else if !validation.IsInt64(num2) {
+			errs.Add(p.Field("friendCount"), "must be a 64-bit integer")
 		}
 	}
 	if known != len(m) {
@@ -360,252 +358,8 @@ func validatePersonStatusJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k3 {
 			case "friendCount":
 			default:
-				errs.Add(p.field(k3), "unknown field")
+				errs.Add(p.Field(k3), "unknown field")
 			}
 		}
 	}
-}
-
-// The helpers below are copied from generator/validators/internal/rt.
-
-// fieldPath is a field path built lazily: a chain of steps kept on the
-// stack while valid values are checked, turned into a string
-// ("spec.parts[1].sku", "metadata.labels[team]") only when a violation is
-// reported. A nil *fieldPath is the document root.
-type fieldPath struct {
-	parent *fieldPath
-	name   string // property name, or map key for a stepKey
-	index  int
-	kind   uint8
-}
-
-// Kinds of fieldPath steps.
-const (
-	stepName uint8 = iota
-	stepIndex
-	stepKey
-)
-
-// String returns the path, or "(root)" for the root.
-func (p *fieldPath) String() string {
-	if p == nil {
-		return "(root)"
-	}
-	return string(p.appendTo(make([]byte, 0, 48)))
-}
-
-func (p *fieldPath) appendTo(b []byte) []byte {
-	if p == nil {
-		return b
-	}
-	b = p.parent.appendTo(b)
-	switch p.kind {
-	case stepIndex:
-		b = append(b, '[')
-		b = strconv.AppendInt(b, int64(p.index), 10)
-		return append(b, ']')
-	case stepKey:
-		b = append(b, '[')
-		b = append(b, p.name...)
-		return append(b, ']')
-	}
-	if len(b) > 0 {
-		b = append(b, '.')
-	}
-	return append(b, p.name...)
-}
-
-// field returns the path of property name below p.
-func (p *fieldPath) field(name string) string {
-	q := fieldPath{parent: p, name: name}
-	return q.String()
-}
-
-// item returns the path of array item i below p.
-func (p *fieldPath) item(i int) string {
-	q := fieldPath{parent: p, index: i, kind: stepIndex}
-	return q.String()
-}
-
-// entry returns the path of map entry k below p.
-func (p *fieldPath) entry(k string) string {
-	q := fieldPath{parent: p, name: k, kind: stepKey}
-	return q.String()
-}
-
-// eachKey calls check for every key of m. Map order is random, so when
-// check reports a violation the keys are checked again in sorted order:
-// the error list comes out the same on every run, and sorting costs
-// nothing while the map is valid.
-func eachKey[V any](m map[string]V, errs *object.FieldErrors, check func(k string)) {
-	mark := len(*errs)
-	for k := range m {
-		check(k)
-	}
-	if len(*errs) == mark || len(m) < 2 {
-		return
-	}
-	*errs = (*errs)[:mark]
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		check(k)
-	}
-}
-
-// jsonObject returns v as a JSON object: a map[string]any, or a
-// map[any]any whose keys are all strings (as YAML decoders produce).
-func jsonObject(v any) (map[string]any, bool) {
-	switch m := v.(type) {
-	case map[string]any:
-		return m, true
-	case map[any]any:
-		out := make(map[string]any, len(m))
-		for k, e := range m {
-			s, ok := k.(string)
-			if !ok {
-				return nil, false
-			}
-			out[s] = e
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-// jsonNumber returns v as a finite float64 when v is a number as JSON and
-// YAML decoders produce them.
-func jsonNumber(v any) (float64, bool) {
-	var f float64
-	switch n := v.(type) {
-	case float64:
-		f = n
-	case json.Number:
-		var err error
-		if f, err = n.Float64(); err != nil {
-			return 0, false
-		}
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	default:
-		return 0, false
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, false
-	}
-	return f, true
-}
-
-// isInt64 reports whether an integral f is within int64. 2^63 passes:
-// it is how float64 spells math.MaxInt64, and kin-openapi lets it pass.
-func isInt64(f float64) bool { return f >= -(1<<63) && f <= 1<<63 }
-
-// badType reports a value of the wrong JSON type at path.
-func badType(errs *object.FieldErrors, path string, v any, want string) {
-	if v == nil {
-		errs.Add(path, "must not be null")
-		return
-	}
-	errs.Add(path, "must be %s", want)
-}
-
-// isEmail reports whether s looks like an email address: one "@" with
-// text on both sides, and no whitespace, '<', '>', '"' or ',' after it
-// (kin-openapi's FormatOfStringForEmail, without a regexp).
-func isEmail(s string) bool {
-	at := -1
-	for i := 0; i < len(s); i++ {
-		if s[i] == '@' {
-			if at >= 0 {
-				return false
-			}
-			at = i
-		}
-	}
-	if at <= 0 || at == len(s)-1 {
-		return false
-	}
-	for i := at + 1; i < len(s); i++ {
-		switch s[i] {
-		case '<', '>', '"', ',', ' ', '\t', '\n', '\f', '\r':
-			return false
-		}
-	}
-	return true
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// isDate reports whether s is a date as kin-openapi's FormatOfStringDate
-// has it: YYYY-MM-DD with month 01-12 and day 01-31 (any month).
-func isDate(s string) bool {
-	return len(s) == 10 && digits(s[0:4]) && s[4] == '-' && s[7] == '-' &&
-		inRange(s[5:7], 1, 12) && inRange(s[8:10], 1, 31)
-}
-
-// isDateTime reports whether s is an RFC 3339 date-time that Go's
-// time.Time reads and writes back: kin-openapi's FormatOfStringDateTime,
-// a day that exists in its month, seconds 00-59 (no leap second) and a
-// UTC offset of at most 23:59.
-func isDateTime(s string) bool {
-	if len(s) < len("2006-01-02T15:04:05Z") || !isDate(s[:10]) || s[10] != 'T' ||
-		s[13] != ':' || s[16] != ':' ||
-		!inRange(s[11:13], 0, 23) || !inRange(s[14:16], 0, 59) || !inRange(s[17:19], 0, 59) {
-		return false
-	}
-	year, _ := strconv.Atoi(s[0:4])
-	month, _ := strconv.Atoi(s[5:7])
-	day, _ := strconv.Atoi(s[8:10])
-	if day > daysIn(month, year) {
-		return false
-	}
-	rest := s[19:]
-	if len(rest) > 0 && rest[0] == '.' {
-		n := 1
-		for n < len(rest) && isDigit(rest[n]) {
-			n++
-		}
-		if n == 1 {
-			return false
-		}
-		rest = rest[n:]
-	}
-	if rest == "Z" {
-		return true
-	}
-	return len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':' &&
-		inRange(rest[1:3], 0, 23) && inRange(rest[4:6], 0, 59)
-}
-
-func digits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// inRange reports whether s is two digits whose value is in [lo, hi].
-func inRange(s string, lo, hi int) bool {
-	if len(s) != 2 || !digits(s) {
-		return false
-	}
-	n := int(s[0]-'0')*10 + int(s[1]-'0')
-	return lo <= n && n <= hi
-}
-
-func daysIn(month, year int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
 }

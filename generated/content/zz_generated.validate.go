@@ -3,16 +3,13 @@
 package content
 
 import (
-	"encoding/json"
+	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/validation"
 	"maps"
 	"math"
 	"regexp"
 	"slices"
-	"strconv"
-	"time"
 	"unicode/utf8"
-
-	"github.com/svcrun/svc/runtime/object"
 )
 
 // Patterns, compiled once.
@@ -29,61 +26,61 @@ func (o *Post) Validate(errs *object.FieldErrors) {
 
 // validate appends to errs every way o breaks the Post schema, naming
 // fields below p.
-func (o *Post) validate(p *fieldPath, errs *object.FieldErrors) {
-	p1 := fieldPath{parent: p, name: "spec"}
+func (o *Post) validate(p *validation.Path, errs *object.FieldErrors) {
+	p1 := validation.Path{Parent: p, Name: "spec"}
 	o.Spec.validate(&p1, errs)
 	if o.Status != nil {
-		p2 := fieldPath{parent: p, name: "status"}
+		p2 := validation.Path{Parent: p, Name: "status"}
 		o.Status.validate(&p2, errs)
 	}
 }
 
 // validate appends to errs every way o breaks the PostSpec schema, naming
 // fields below p.
-func (o *PostSpec) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *PostSpec) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.Content != nil {
 		if len(*o.Content) > 1048576 && utf8.RuneCountInString(*o.Content) > 1048576 {
-			errs.Add(p.field("content"), "must be at most 1048576 characters")
+			errs.Add(p.Field("content"), "must be at most 1048576 characters")
 		}
 	}
 	if o.Owner != nil {
 		if len(*o.Owner) > 253 && utf8.RuneCountInString(*o.Owner) > 253 {
-			errs.Add(p.field("owner"), "must be at most 253 characters")
+			errs.Add(p.Field("owner"), "must be at most 253 characters")
 		}
 	}
 	if len(o.Slug) > 255 && utf8.RuneCountInString(o.Slug) > 255 {
-		errs.Add(p.field("slug"), "must be at most 255 characters")
+		errs.Add(p.Field("slug"), "must be at most 255 characters")
 	}
 	if !rePostSpecSlug.MatchString(o.Slug) {
-		errs.Add(p.field("slug"), "must match the pattern ^[a-z0-9]+(-[a-z0-9]+)*$")
+		errs.Add(p.Field("slug"), "must match the pattern ^[a-z0-9]+(-[a-z0-9]+)*$")
 	}
 	if n1 := utf8.RuneCountInString(o.Title); n1 < 1 {
-		errs.Add(p.field("title"), "must not be empty")
+		errs.Add(p.Field("title"), "must not be empty")
 	} else if n1 > 255 {
-		errs.Add(p.field("title"), "must be at most 255 characters")
+		errs.Add(p.Field("title"), "must be at most 255 characters")
 	}
 	if o.Visibility != nil {
 		switch *o.Visibility {
 		case "PUBLIC", "INTERNAL", "PRIVATE":
 		default:
-			errs.Add(p.field("visibility"), "must be one of PUBLIC, INTERNAL, PRIVATE")
+			errs.Add(p.Field("visibility"), "must be one of PUBLIC, INTERNAL, PRIVATE")
 		}
 	}
 }
 
 // validate appends to errs every way o breaks the PostStatus schema, naming
 // fields below p.
-func (o *PostStatus) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *PostStatus) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.Phase != nil {
 		switch *o.Phase {
 		case "DRAFT", "PUBLISHED":
 		default:
-			errs.Add(p.field("phase"), "must be one of DRAFT, PUBLISHED")
+			errs.Add(p.Field("phase"), "must be one of DRAFT, PUBLISHED")
 		}
 	}
 	if o.PublishTime != nil {
-		if !isJSONTime(*o.PublishTime) {
-			errs.Add(p.field("publishTime"), "must be an RFC 3339 date-time")
+		if !validation.IsJSONTime(*o.PublishTime) {
+			errs.Add(p.Field("publishTime"), "must be an RFC 3339 date-time")
 		}
 	}
 }
@@ -99,46 +96,46 @@ func ValidatePostJSON(doc any, errs *object.FieldErrors) {
 
 // validatePostJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePostJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePostJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["apiVersion"]; ok {
 		known++
 		if _, ok := x1.(string); !ok {
-			badType(errs, p.field("apiVersion"), x1, "a string")
+			validation.BadType(errs, p.Field("apiVersion"), x1, "a string")
 		}
 	} else {
-		errs.Add(p.field("apiVersion"), "is required")
+		errs.Add(p.Field("apiVersion"), "is required")
 	}
 	if x3, ok := m["kind"]; ok {
 		known++
 		if _, ok := x3.(string); !ok {
-			badType(errs, p.field("kind"), x3, "a string")
+			validation.BadType(errs, p.Field("kind"), x3, "a string")
 		}
 	} else {
-		errs.Add(p.field("kind"), "is required")
+		errs.Add(p.Field("kind"), "is required")
 	}
 	if x5, ok := m["metadata"]; ok {
 		known++
-		p6 := fieldPath{parent: p, name: "metadata"}
+		p6 := validation.Path{Parent: p, Name: "metadata"}
 		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
-		errs.Add(p.field("metadata"), "is required")
+		errs.Add(p.Field("metadata"), "is required")
 	}
 	if x7, ok := m["spec"]; ok {
 		known++
-		p8 := fieldPath{parent: p, name: "spec"}
+		p8 := validation.Path{Parent: p, Name: "spec"}
 		validatePostSpecJSON(x7, &p8, errs)
 	} else {
-		errs.Add(p.field("spec"), "is required")
+		errs.Add(p.Field("spec"), "is required")
 	}
 	if x9, ok := m["status"]; ok {
 		known++
-		p10 := fieldPath{parent: p, name: "status"}
+		p10 := validation.Path{Parent: p, Name: "status"}
 		validatePostStatusJSON(x9, &p10, errs)
 	}
 	if known != len(m) {
@@ -146,7 +143,7 @@ func validatePostJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k11 {
 			case "apiVersion", "kind", "metadata", "spec", "status":
 			default:
-				errs.Add(p.field(k11), "unknown field")
+				errs.Add(p.Field(k11), "unknown field")
 			}
 		}
 	}
@@ -154,23 +151,23 @@ func validatePostJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // baseObjectMetaJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func baseObjectMetaJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["annotations"]; ok {
 		known++
-		if m2, ok := jsonObject(x1); !ok {
-			badType(errs, p.field("annotations"), x1, "an object")
+		if m2, ok := validation.JSONObject(x1); !ok {
+			validation.BadType(errs, p.Field("annotations"), x1, "an object")
 		} else {
-			p3 := fieldPath{parent: p, name: "annotations"}
-			eachKey(m2, errs, func(k4 string) {
+			p3 := validation.Path{Parent: p, Name: "annotations"}
+			validation.EachKey(m2, errs, func(k4 string) {
 				y5 := m2[k4]
 				if _, ok := y5.(string); !ok {
-					badType(errs, p3.entry(k4), y5, "a string")
+					validation.BadType(errs, p3.Entry(k4), y5, "a string")
 				}
 			})
 		}
@@ -178,32 +175,32 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x7, ok := m["creationTimestamp"]; ok {
 		known++
 		if s8, ok := x7.(string); !ok {
-			badType(errs, p.field("creationTimestamp"), x7, "a string")
+			validation.BadType(errs, p.Field("creationTimestamp"), x7, "a string")
 		} else {
-			if !isDateTime(s8) {
-				errs.Add(p.field("creationTimestamp"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s8) {
+				errs.Add(p.Field("creationTimestamp"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
 	if x9, ok := m["deletionTimestamp"]; ok {
 		known++
 		if s10, ok := x9.(string); !ok {
-			badType(errs, p.field("deletionTimestamp"), x9, "a string")
+			validation.BadType(errs, p.Field("deletionTimestamp"), x9, "a string")
 		} else {
-			if !isDateTime(s10) {
-				errs.Add(p.field("deletionTimestamp"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s10) {
+				errs.Add(p.Field("deletionTimestamp"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
 	if x11, ok := m["finalizers"]; ok {
 		known++
 		if a12, ok := x11.([]any); !ok {
-			badType(errs, p.field("finalizers"), x11, "an array")
+			validation.BadType(errs, p.Field("finalizers"), x11, "an array")
 		} else {
-			p13 := fieldPath{parent: p, name: "finalizers"}
+			p13 := validation.Path{Parent: p, Name: "finalizers"}
 			for i14, y15 := range a12 {
 				if _, ok := y15.(string); !ok {
-					badType(errs, p13.item(i14), y15, "a string")
+					validation.BadType(errs, p13.Item(i14), y15, "a string")
 				}
 			}
 		}
@@ -211,23 +208,23 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x17, ok := m["generateName"]; ok {
 		known++
 		if s18, ok := x17.(string); !ok {
-			badType(errs, p.field("generateName"), x17, "a string")
+			validation.BadType(errs, p.Field("generateName"), x17, "a string")
 		} else {
 			if len(s18) > 245 && utf8.RuneCountInString(s18) > 245 {
-				errs.Add(p.field("generateName"), "must be at most 245 characters")
+				errs.Add(p.Field("generateName"), "must be at most 245 characters")
 			}
 		}
 	}
 	if x19, ok := m["labels"]; ok {
 		known++
-		if m20, ok := jsonObject(x19); !ok {
-			badType(errs, p.field("labels"), x19, "an object")
+		if m20, ok := validation.JSONObject(x19); !ok {
+			validation.BadType(errs, p.Field("labels"), x19, "an object")
 		} else {
-			p21 := fieldPath{parent: p, name: "labels"}
-			eachKey(m20, errs, func(k22 string) {
+			p21 := validation.Path{Parent: p, Name: "labels"}
+			validation.EachKey(m20, errs, func(k22 string) {
 				y23 := m20[k22]
 				if _, ok := y23.(string); !ok {
-					badType(errs, p21.entry(k22), y23, "a string")
+					validation.BadType(errs, p21.Entry(k22), y23, "a string")
 				}
 			})
 		}
@@ -235,21 +232,21 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x25, ok := m["name"]; ok {
 		known++
 		if s26, ok := x25.(string); !ok {
-			badType(errs, p.field("name"), x25, "a string")
+			validation.BadType(errs, p.Field("name"), x25, "a string")
 		} else {
 			if len(s26) > 253 && utf8.RuneCountInString(s26) > 253 {
-				errs.Add(p.field("name"), "must be at most 253 characters")
+				errs.Add(p.Field("name"), "must be at most 253 characters")
 			}
 		}
 	}
 	if x27, ok := m["version"]; ok {
 		known++
-		if num28, ok := jsonNumber(x27); !ok {
-			badType(errs, p.field("version"), x27, "an integer")
+		if num28, ok := validation.JSONNumber(x27); !ok {
+			validation.BadType(errs, p.Field("version"), x27, "an integer")
 		} else if num28 != math.Trunc(num28) {
-			errs.Add(p.field("version"), "must be an integer")
-		} else if !isInt64(num28) {
-			errs.Add(p.field("version"), "must be a 64-bit integer")
+			errs.Add(p.Field("version"), "must be an integer")
+		} else if !validation.IsInt64(num28) {
+			errs.Add(p.Field("version"), "must be a 64-bit integer")
 		}
 	}
 	if known != len(m) {
@@ -257,7 +254,7 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k29 {
 			case "annotations", "creationTimestamp", "deletionTimestamp", "finalizers", "generateName", "labels", "name", "version":
 			default:
-				errs.Add(p.field(k29), "unknown field")
+				errs.Add(p.Field(k29), "unknown field")
 			}
 		}
 	}
@@ -265,77 +262,77 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validatePostSpecJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePostSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePostSpecJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["content"]; ok {
 		known++
 		if s2, ok := x1.(string); !ok {
-			badType(errs, p.field("content"), x1, "a string")
+			validation.BadType(errs, p.Field("content"), x1, "a string")
 		} else {
 			if len(s2) > 1048576 && utf8.RuneCountInString(s2) > 1048576 {
-				errs.Add(p.field("content"), "must be at most 1048576 characters")
+				errs.Add(p.Field("content"), "must be at most 1048576 characters")
 			}
 		}
 	}
 	if x3, ok := m["owner"]; ok {
 		known++
 		if s4, ok := x3.(string); !ok {
-			badType(errs, p.field("owner"), x3, "a string")
+			validation.BadType(errs, p.Field("owner"), x3, "a string")
 		} else {
 			if len(s4) > 253 && utf8.RuneCountInString(s4) > 253 {
-				errs.Add(p.field("owner"), "must be at most 253 characters")
+				errs.Add(p.Field("owner"), "must be at most 253 characters")
 			}
 		}
 	}
 	if x5, ok := m["publish"]; ok {
 		known++
 		if _, ok := x5.(bool); !ok {
-			badType(errs, p.field("publish"), x5, "a boolean")
+			validation.BadType(errs, p.Field("publish"), x5, "a boolean")
 		}
 	}
 	if x6, ok := m["slug"]; ok {
 		known++
 		if s7, ok := x6.(string); !ok {
-			badType(errs, p.field("slug"), x6, "a string")
+			validation.BadType(errs, p.Field("slug"), x6, "a string")
 		} else {
 			if len(s7) > 255 && utf8.RuneCountInString(s7) > 255 {
-				errs.Add(p.field("slug"), "must be at most 255 characters")
+				errs.Add(p.Field("slug"), "must be at most 255 characters")
 			}
 			if !rePostSpecSlug.MatchString(s7) {
-				errs.Add(p.field("slug"), "must match the pattern ^[a-z0-9]+(-[a-z0-9]+)*$")
+				errs.Add(p.Field("slug"), "must match the pattern ^[a-z0-9]+(-[a-z0-9]+)*$")
 			}
 		}
 	} else {
-		errs.Add(p.field("slug"), "is required")
+		errs.Add(p.Field("slug"), "is required")
 	}
 	if x8, ok := m["title"]; ok {
 		known++
 		if s9, ok := x8.(string); !ok {
-			badType(errs, p.field("title"), x8, "a string")
+			validation.BadType(errs, p.Field("title"), x8, "a string")
 		} else {
 			if n10 := utf8.RuneCountInString(s9); n10 < 1 {
-				errs.Add(p.field("title"), "must not be empty")
+				errs.Add(p.Field("title"), "must not be empty")
 			} else if n10 > 255 {
-				errs.Add(p.field("title"), "must be at most 255 characters")
+				errs.Add(p.Field("title"), "must be at most 255 characters")
 			}
 		}
 	} else {
-		errs.Add(p.field("title"), "is required")
+		errs.Add(p.Field("title"), "is required")
 	}
 	if x11, ok := m["visibility"]; ok {
 		known++
 		if s12, ok := x11.(string); !ok {
-			badType(errs, p.field("visibility"), x11, "a string")
+			validation.BadType(errs, p.Field("visibility"), x11, "a string")
 		} else {
 			switch s12 {
 			case "PUBLIC", "INTERNAL", "PRIVATE":
 			default:
-				errs.Add(p.field("visibility"), "must be one of PUBLIC, INTERNAL, PRIVATE")
+				errs.Add(p.Field("visibility"), "must be one of PUBLIC, INTERNAL, PRIVATE")
 			}
 		}
 	}
@@ -344,7 +341,7 @@ func validatePostSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k13 {
 			case "content", "owner", "publish", "slug", "title", "visibility":
 			default:
-				errs.Add(p.field(k13), "unknown field")
+				errs.Add(p.Field(k13), "unknown field")
 			}
 		}
 	}
@@ -352,32 +349,32 @@ func validatePostSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validatePostStatusJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePostStatusJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePostStatusJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["phase"]; ok {
 		known++
 		if s2, ok := x1.(string); !ok {
-			badType(errs, p.field("phase"), x1, "a string")
+			validation.BadType(errs, p.Field("phase"), x1, "a string")
 		} else {
 			switch s2 {
 			case "DRAFT", "PUBLISHED":
 			default:
-				errs.Add(p.field("phase"), "must be one of DRAFT, PUBLISHED")
+				errs.Add(p.Field("phase"), "must be one of DRAFT, PUBLISHED")
 			}
 		}
 	}
 	if x3, ok := m["publishTime"]; ok {
 		known++
 		if s4, ok := x3.(string); !ok {
-			badType(errs, p.field("publishTime"), x3, "a string")
+			validation.BadType(errs, p.Field("publishTime"), x3, "a string")
 		} else {
-			if !isDateTime(s4) {
-				errs.Add(p.field("publishTime"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s4) {
+				errs.Add(p.Field("publishTime"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
@@ -386,237 +383,8 @@ func validatePostStatusJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k5 {
 			case "phase", "publishTime":
 			default:
-				errs.Add(p.field(k5), "unknown field")
+				errs.Add(p.Field(k5), "unknown field")
 			}
 		}
 	}
-}
-
-// The helpers below are copied from generator/validators/internal/rt.
-
-// fieldPath is a field path built lazily: a chain of steps kept on the
-// stack while valid values are checked, turned into a string
-// ("spec.parts[1].sku", "metadata.labels[team]") only when a violation is
-// reported. A nil *fieldPath is the document root.
-type fieldPath struct {
-	parent *fieldPath
-	name   string // property name, or map key for a stepKey
-	index  int
-	kind   uint8
-}
-
-// Kinds of fieldPath steps.
-const (
-	stepName uint8 = iota
-	stepIndex
-	stepKey
-)
-
-// String returns the path, or "(root)" for the root.
-func (p *fieldPath) String() string {
-	if p == nil {
-		return "(root)"
-	}
-	return string(p.appendTo(make([]byte, 0, 48)))
-}
-
-func (p *fieldPath) appendTo(b []byte) []byte {
-	if p == nil {
-		return b
-	}
-	b = p.parent.appendTo(b)
-	switch p.kind {
-	case stepIndex:
-		b = append(b, '[')
-		b = strconv.AppendInt(b, int64(p.index), 10)
-		return append(b, ']')
-	case stepKey:
-		b = append(b, '[')
-		b = append(b, p.name...)
-		return append(b, ']')
-	}
-	if len(b) > 0 {
-		b = append(b, '.')
-	}
-	return append(b, p.name...)
-}
-
-// field returns the path of property name below p.
-func (p *fieldPath) field(name string) string {
-	q := fieldPath{parent: p, name: name}
-	return q.String()
-}
-
-// item returns the path of array item i below p.
-func (p *fieldPath) item(i int) string {
-	q := fieldPath{parent: p, index: i, kind: stepIndex}
-	return q.String()
-}
-
-// entry returns the path of map entry k below p.
-func (p *fieldPath) entry(k string) string {
-	q := fieldPath{parent: p, name: k, kind: stepKey}
-	return q.String()
-}
-
-// eachKey calls check for every key of m. Map order is random, so when
-// check reports a violation the keys are checked again in sorted order:
-// the error list comes out the same on every run, and sorting costs
-// nothing while the map is valid.
-func eachKey[V any](m map[string]V, errs *object.FieldErrors, check func(k string)) {
-	mark := len(*errs)
-	for k := range m {
-		check(k)
-	}
-	if len(*errs) == mark || len(m) < 2 {
-		return
-	}
-	*errs = (*errs)[:mark]
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		check(k)
-	}
-}
-
-// jsonObject returns v as a JSON object: a map[string]any, or a
-// map[any]any whose keys are all strings (as YAML decoders produce).
-func jsonObject(v any) (map[string]any, bool) {
-	switch m := v.(type) {
-	case map[string]any:
-		return m, true
-	case map[any]any:
-		out := make(map[string]any, len(m))
-		for k, e := range m {
-			s, ok := k.(string)
-			if !ok {
-				return nil, false
-			}
-			out[s] = e
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-// jsonNumber returns v as a finite float64 when v is a number as JSON and
-// YAML decoders produce them.
-func jsonNumber(v any) (float64, bool) {
-	var f float64
-	switch n := v.(type) {
-	case float64:
-		f = n
-	case json.Number:
-		var err error
-		if f, err = n.Float64(); err != nil {
-			return 0, false
-		}
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	default:
-		return 0, false
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, false
-	}
-	return f, true
-}
-
-// isInt64 reports whether an integral f is within int64. 2^63 passes:
-// it is how float64 spells math.MaxInt64, and kin-openapi lets it pass.
-func isInt64(f float64) bool { return f >= -(1<<63) && f <= 1<<63 }
-
-// badType reports a value of the wrong JSON type at path.
-func badType(errs *object.FieldErrors, path string, v any, want string) {
-	if v == nil {
-		errs.Add(path, "must not be null")
-		return
-	}
-	errs.Add(path, "must be %s", want)
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// isDate reports whether s is a date as kin-openapi's FormatOfStringDate
-// has it: YYYY-MM-DD with month 01-12 and day 01-31 (any month).
-func isDate(s string) bool {
-	return len(s) == 10 && digits(s[0:4]) && s[4] == '-' && s[7] == '-' &&
-		inRange(s[5:7], 1, 12) && inRange(s[8:10], 1, 31)
-}
-
-// isDateTime reports whether s is an RFC 3339 date-time that Go's
-// time.Time reads and writes back: kin-openapi's FormatOfStringDateTime,
-// a day that exists in its month, seconds 00-59 (no leap second) and a
-// UTC offset of at most 23:59.
-func isDateTime(s string) bool {
-	if len(s) < len("2006-01-02T15:04:05Z") || !isDate(s[:10]) || s[10] != 'T' ||
-		s[13] != ':' || s[16] != ':' ||
-		!inRange(s[11:13], 0, 23) || !inRange(s[14:16], 0, 59) || !inRange(s[17:19], 0, 59) {
-		return false
-	}
-	year, _ := strconv.Atoi(s[0:4])
-	month, _ := strconv.Atoi(s[5:7])
-	day, _ := strconv.Atoi(s[8:10])
-	if day > daysIn(month, year) {
-		return false
-	}
-	rest := s[19:]
-	if len(rest) > 0 && rest[0] == '.' {
-		n := 1
-		for n < len(rest) && isDigit(rest[n]) {
-			n++
-		}
-		if n == 1 {
-			return false
-		}
-		rest = rest[n:]
-	}
-	if rest == "Z" {
-		return true
-	}
-	return len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':' &&
-		inRange(rest[1:3], 0, 23) && inRange(rest[4:6], 0, 59)
-}
-
-func digits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// inRange reports whether s is two digits whose value is in [lo, hi].
-func inRange(s string, lo, hi int) bool {
-	if len(s) != 2 || !digits(s) {
-		return false
-	}
-	n := int(s[0]-'0')*10 + int(s[1]-'0')
-	return lo <= n && n <= hi
-}
-
-func daysIn(month, year int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
-
-// isJSONTime reports whether encoding/json can write t as an RFC 3339
-// date-time: a four-digit year and a UTC offset under 24 hours.
-func isJSONTime(t time.Time) bool {
-	if y := t.Year(); y < 0 || y > 9999 {
-		return false
-	}
-	_, off := t.Zone()
-	return off > -24*3600 && off < 24*3600
 }

@@ -3,16 +3,13 @@
 package core
 
 import (
-	"encoding/json"
+	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/validation"
 	"maps"
 	"math"
 	"regexp"
 	"slices"
-	"strconv"
-	"time"
 	"unicode/utf8"
-
-	"github.com/svcrun/svc/runtime/object"
 )
 
 // Patterns, compiled once.
@@ -57,122 +54,122 @@ func (o *User) Validate(errs *object.FieldErrors) {
 
 // validate appends to errs every way o breaks the PersonalAccessToken schema, naming
 // fields below p.
-func (o *PersonalAccessToken) validate(p *fieldPath, errs *object.FieldErrors) {
-	p1 := fieldPath{parent: p, name: "spec"}
+func (o *PersonalAccessToken) validate(p *validation.Path, errs *object.FieldErrors) {
+	p1 := validation.Path{Parent: p, Name: "spec"}
 	o.Spec.validate(&p1, errs)
 	if o.Status != nil {
-		p2 := fieldPath{parent: p, name: "status"}
+		p2 := validation.Path{Parent: p, Name: "status"}
 		o.Status.validate(&p2, errs)
 	}
 }
 
 // validate appends to errs every way o breaks the PersonalAccessTokenSpec schema, naming
 // fields below p.
-func (o *PersonalAccessTokenSpec) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *PersonalAccessTokenSpec) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.Description != nil {
 		if len(*o.Description) > 1000 && utf8.RuneCountInString(*o.Description) > 1000 {
-			errs.Add(p.field("description"), "must be at most 1000 characters")
+			errs.Add(p.Field("description"), "must be at most 1000 characters")
 		}
 	}
 	if o.DisplayName != nil {
 		if len(*o.DisplayName) > 100 && utf8.RuneCountInString(*o.DisplayName) > 100 {
-			errs.Add(p.field("displayName"), "must be at most 100 characters")
+			errs.Add(p.Field("displayName"), "must be at most 100 characters")
 		}
 	}
 	if o.ExpiresAt != nil {
-		if !isJSONTime(*o.ExpiresAt) {
-			errs.Add(p.field("expiresAt"), "must be an RFC 3339 date-time")
+		if !validation.IsJSONTime(*o.ExpiresAt) {
+			errs.Add(p.Field("expiresAt"), "must be an RFC 3339 date-time")
 		}
 	}
 	if !rePersonalAccessTokenSpecTokenHash.MatchString(o.TokenHash) {
-		errs.Add(p.field("tokenHash"), "must match the pattern ^[0-9a-f]{64}$")
+		errs.Add(p.Field("tokenHash"), "must match the pattern ^[0-9a-f]{64}$")
 	}
 	if n3 := utf8.RuneCountInString(o.Username); n3 < 1 {
-		errs.Add(p.field("username"), "must not be empty")
+		errs.Add(p.Field("username"), "must not be empty")
 	} else if n3 > 253 {
-		errs.Add(p.field("username"), "must be at most 253 characters")
+		errs.Add(p.Field("username"), "must be at most 253 characters")
 	}
 }
 
 // validate appends to errs every way o breaks the PersonalAccessTokenStatus schema, naming
 // fields below p.
-func (o *PersonalAccessTokenStatus) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *PersonalAccessTokenStatus) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.LastUsedAt != nil {
-		if !isJSONTime(*o.LastUsedAt) {
-			errs.Add(p.field("lastUsedAt"), "must be an RFC 3339 date-time")
+		if !validation.IsJSONTime(*o.LastUsedAt) {
+			errs.Add(p.Field("lastUsedAt"), "must be an RFC 3339 date-time")
 		}
 	}
 }
 
 // validate appends to errs every way o breaks the Plugin schema, naming
 // fields below p.
-func (o *Plugin) validate(p *fieldPath, errs *object.FieldErrors) {
-	p1 := fieldPath{parent: p, name: "spec"}
+func (o *Plugin) validate(p *validation.Path, errs *object.FieldErrors) {
+	p1 := validation.Path{Parent: p, Name: "spec"}
 	o.Spec.validate(&p1, errs)
 	if o.Status != nil {
-		p2 := fieldPath{parent: p, name: "status"}
+		p2 := validation.Path{Parent: p, Name: "status"}
 		o.Status.validate(&p2, errs)
 	}
 }
 
 // validate appends to errs every way o breaks the PluginSpec schema, naming
 // fields below p.
-func (o *PluginSpec) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *PluginSpec) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.Description != nil {
 		if len(*o.Description) > 1000 && utf8.RuneCountInString(*o.Description) > 1000 {
-			errs.Add(p.field("description"), "must be at most 1000 characters")
+			errs.Add(p.Field("description"), "must be at most 1000 characters")
 		}
 	}
 	if o.DisplayName != nil {
 		if len(*o.DisplayName) > 100 && utf8.RuneCountInString(*o.DisplayName) > 100 {
-			errs.Add(p.field("displayName"), "must be at most 100 characters")
+			errs.Add(p.Field("displayName"), "must be at most 100 characters")
 		}
 	}
 	if o.Version != nil {
 		if len(*o.Version) > 64 && utf8.RuneCountInString(*o.Version) > 64 {
-			errs.Add(p.field("version"), "must be at most 64 characters")
+			errs.Add(p.Field("version"), "must be at most 64 characters")
 		}
 	}
 }
 
 // validate appends to errs every way o breaks the PluginStatus schema, naming
 // fields below p.
-func (o *PluginStatus) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *PluginStatus) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.LastStartTime != nil {
-		if !isJSONTime(*o.LastStartTime) {
-			errs.Add(p.field("lastStartTime"), "must be an RFC 3339 date-time")
+		if !validation.IsJSONTime(*o.LastStartTime) {
+			errs.Add(p.Field("lastStartTime"), "must be an RFC 3339 date-time")
 		}
 	}
 	if o.Phase != nil {
 		switch *o.Phase {
 		case "PENDING", "STARTING", "STARTED", "FAILED", "STOPPING", "STOPPED":
 		default:
-			errs.Add(p.field("phase"), "must be one of PENDING, STARTING, STARTED, FAILED, STOPPING, STOPPED")
+			errs.Add(p.Field("phase"), "must be one of PENDING, STARTING, STARTED, FAILED, STOPPING, STOPPED")
 		}
 	}
 }
 
 // validate appends to errs every way o breaks the PolicyRule schema, naming
 // fields below p.
-func (o *PolicyRule) validate(p *fieldPath, errs *object.FieldErrors) {}
+func (o *PolicyRule) validate(p *validation.Path, errs *object.FieldErrors) {}
 
 // validate appends to errs every way o breaks the Role schema, naming
 // fields below p.
-func (o *Role) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *Role) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.Rules == nil {
-		errs.Add(p.field("rules"), "is required")
+		errs.Add(p.Field("rules"), "is required")
 	}
 }
 
 // validate appends to errs every way o breaks the RoleBinding schema, naming
 // fields below p.
-func (o *RoleBinding) validate(p *fieldPath, errs *object.FieldErrors) {
-	p1 := fieldPath{parent: p, name: "roleRef"}
+func (o *RoleBinding) validate(p *validation.Path, errs *object.FieldErrors) {
+	p1 := validation.Path{Parent: p, Name: "roleRef"}
 	o.RoleRef.validate(&p1, errs)
 	if len(o.Subjects) > 0 {
-		p2 := fieldPath{parent: p, name: "subjects"}
+		p2 := validation.Path{Parent: p, Name: "subjects"}
 		for i3 := range o.Subjects {
-			p4 := fieldPath{parent: &p2, index: i3, kind: stepIndex}
+			p4 := validation.Path{Parent: &p2, Index: i3, Kind: validation.StepIndex}
 			o.Subjects[i3].validate(&p4, errs)
 		}
 	}
@@ -180,105 +177,105 @@ func (o *RoleBinding) validate(p *fieldPath, errs *object.FieldErrors) {
 
 // validate appends to errs every way o breaks the RoleBindingRoleRef schema, naming
 // fields below p.
-func (o *RoleBindingRoleRef) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *RoleBindingRoleRef) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.APIGroup != nil {
 		switch *o.APIGroup {
 		case "":
 		default:
-			errs.Add(p.field("apiGroup"), "must be one of ")
+			errs.Add(p.Field("apiGroup"), "must be one of ")
 		}
 	}
 	switch o.Kind {
 	case "Role":
 	default:
-		errs.Add(p.field("kind"), "must be one of Role")
+		errs.Add(p.Field("kind"), "must be one of Role")
 	}
 	if n1 := utf8.RuneCountInString(o.Name); n1 < 1 {
-		errs.Add(p.field("name"), "must not be empty")
+		errs.Add(p.Field("name"), "must not be empty")
 	} else if n1 > 253 {
-		errs.Add(p.field("name"), "must be at most 253 characters")
+		errs.Add(p.Field("name"), "must be at most 253 characters")
 	}
 }
 
 // validate appends to errs every way o breaks the RoleBindingSubjectsItem schema, naming
 // fields below p.
-func (o *RoleBindingSubjectsItem) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *RoleBindingSubjectsItem) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.APIGroup != nil {
 		switch *o.APIGroup {
 		case "":
 		default:
-			errs.Add(p.field("apiGroup"), "must be one of ")
+			errs.Add(p.Field("apiGroup"), "must be one of ")
 		}
 	}
 	switch o.Kind {
 	case "User":
 	default:
-		errs.Add(p.field("kind"), "must be one of User")
+		errs.Add(p.Field("kind"), "must be one of User")
 	}
 	if n1 := utf8.RuneCountInString(o.Name); n1 < 1 {
-		errs.Add(p.field("name"), "must not be empty")
+		errs.Add(p.Field("name"), "must not be empty")
 	} else if n1 > 253 {
-		errs.Add(p.field("name"), "must be at most 253 characters")
+		errs.Add(p.Field("name"), "must be at most 253 characters")
 	}
 }
 
 // validate appends to errs every way o breaks the User schema, naming
 // fields below p.
-func (o *User) validate(p *fieldPath, errs *object.FieldErrors) {
-	p1 := fieldPath{parent: p, name: "spec"}
+func (o *User) validate(p *validation.Path, errs *object.FieldErrors) {
+	p1 := validation.Path{Parent: p, Name: "spec"}
 	o.Spec.validate(&p1, errs)
 	if o.Status != nil {
-		p2 := fieldPath{parent: p, name: "status"}
+		p2 := validation.Path{Parent: p, Name: "status"}
 		o.Status.validate(&p2, errs)
 	}
 }
 
 // validate appends to errs every way o breaks the UserSpec schema, naming
 // fields below p.
-func (o *UserSpec) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *UserSpec) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.Avatar != nil {
 		if len(*o.Avatar) > 2048 && utf8.RuneCountInString(*o.Avatar) > 2048 {
-			errs.Add(p.field("avatar"), "must be at most 2048 characters")
+			errs.Add(p.Field("avatar"), "must be at most 2048 characters")
 		}
 	}
 	if o.Bio != nil {
 		if len(*o.Bio) > 1000 && utf8.RuneCountInString(*o.Bio) > 1000 {
-			errs.Add(p.field("bio"), "must be at most 1000 characters")
+			errs.Add(p.Field("bio"), "must be at most 1000 characters")
 		}
 	}
 	if n1 := utf8.RuneCountInString(o.DisplayName); n1 < 1 {
-		errs.Add(p.field("displayName"), "must not be empty")
+		errs.Add(p.Field("displayName"), "must not be empty")
 	} else if n1 > 100 {
-		errs.Add(p.field("displayName"), "must be at most 100 characters")
+		errs.Add(p.Field("displayName"), "must be at most 100 characters")
 	}
 	if o.Email != nil {
 		if len(*o.Email) > 254 && utf8.RuneCountInString(*o.Email) > 254 {
-			errs.Add(p.field("email"), "must be at most 254 characters")
+			errs.Add(p.Field("email"), "must be at most 254 characters")
 		}
 	}
 	if o.Password != nil {
 		if len(*o.Password) > 1024 && utf8.RuneCountInString(*o.Password) > 1024 {
-			errs.Add(p.field("password"), "must be at most 1024 characters")
+			errs.Add(p.Field("password"), "must be at most 1024 characters")
 		}
 	}
 	if o.Phone != nil {
 		if len(*o.Phone) > 32 && utf8.RuneCountInString(*o.Phone) > 32 {
-			errs.Add(p.field("phone"), "must be at most 32 characters")
+			errs.Add(p.Field("phone"), "must be at most 32 characters")
 		}
 	}
 	if o.RegisteredAt != nil {
-		if !isJSONTime(*o.RegisteredAt) {
-			errs.Add(p.field("registeredAt"), "must be an RFC 3339 date-time")
+		if !validation.IsJSONTime(*o.RegisteredAt) {
+			errs.Add(p.Field("registeredAt"), "must be an RFC 3339 date-time")
 		}
 	}
 }
 
 // validate appends to errs every way o breaks the UserStatus schema, naming
 // fields below p.
-func (o *UserStatus) validate(p *fieldPath, errs *object.FieldErrors) {
+func (o *UserStatus) validate(p *validation.Path, errs *object.FieldErrors) {
 	if o.LastLoginAt != nil {
-		if !isJSONTime(*o.LastLoginAt) {
-			errs.Add(p.field("lastLoginAt"), "must be an RFC 3339 date-time")
+		if !validation.IsJSONTime(*o.LastLoginAt) {
+			errs.Add(p.Field("lastLoginAt"), "must be an RFC 3339 date-time")
 		}
 	}
 }
@@ -330,46 +327,46 @@ func ValidateUserJSON(doc any, errs *object.FieldErrors) {
 
 // validatePersonalAccessTokenJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePersonalAccessTokenJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePersonalAccessTokenJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["apiVersion"]; ok {
 		known++
 		if _, ok := x1.(string); !ok {
-			badType(errs, p.field("apiVersion"), x1, "a string")
+			validation.BadType(errs, p.Field("apiVersion"), x1, "a string")
 		}
 	} else {
-		errs.Add(p.field("apiVersion"), "is required")
+		errs.Add(p.Field("apiVersion"), "is required")
 	}
 	if x3, ok := m["kind"]; ok {
 		known++
 		if _, ok := x3.(string); !ok {
-			badType(errs, p.field("kind"), x3, "a string")
+			validation.BadType(errs, p.Field("kind"), x3, "a string")
 		}
 	} else {
-		errs.Add(p.field("kind"), "is required")
+		errs.Add(p.Field("kind"), "is required")
 	}
 	if x5, ok := m["metadata"]; ok {
 		known++
-		p6 := fieldPath{parent: p, name: "metadata"}
+		p6 := validation.Path{Parent: p, Name: "metadata"}
 		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
-		errs.Add(p.field("metadata"), "is required")
+		errs.Add(p.Field("metadata"), "is required")
 	}
 	if x7, ok := m["spec"]; ok {
 		known++
-		p8 := fieldPath{parent: p, name: "spec"}
+		p8 := validation.Path{Parent: p, Name: "spec"}
 		validatePersonalAccessTokenSpecJSON(x7, &p8, errs)
 	} else {
-		errs.Add(p.field("spec"), "is required")
+		errs.Add(p.Field("spec"), "is required")
 	}
 	if x9, ok := m["status"]; ok {
 		known++
-		p10 := fieldPath{parent: p, name: "status"}
+		p10 := validation.Path{Parent: p, Name: "status"}
 		validatePersonalAccessTokenStatusJSON(x9, &p10, errs)
 	}
 	if known != len(m) {
@@ -377,7 +374,7 @@ func validatePersonalAccessTokenJSON(v any, p *fieldPath, errs *object.FieldErro
 			switch k11 {
 			case "apiVersion", "kind", "metadata", "spec", "status":
 			default:
-				errs.Add(p.field(k11), "unknown field")
+				errs.Add(p.Field(k11), "unknown field")
 			}
 		}
 	}
@@ -385,46 +382,46 @@ func validatePersonalAccessTokenJSON(v any, p *fieldPath, errs *object.FieldErro
 
 // validatePluginJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePluginJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePluginJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["apiVersion"]; ok {
 		known++
 		if _, ok := x1.(string); !ok {
-			badType(errs, p.field("apiVersion"), x1, "a string")
+			validation.BadType(errs, p.Field("apiVersion"), x1, "a string")
 		}
 	} else {
-		errs.Add(p.field("apiVersion"), "is required")
+		errs.Add(p.Field("apiVersion"), "is required")
 	}
 	if x3, ok := m["kind"]; ok {
 		known++
 		if _, ok := x3.(string); !ok {
-			badType(errs, p.field("kind"), x3, "a string")
+			validation.BadType(errs, p.Field("kind"), x3, "a string")
 		}
 	} else {
-		errs.Add(p.field("kind"), "is required")
+		errs.Add(p.Field("kind"), "is required")
 	}
 	if x5, ok := m["metadata"]; ok {
 		known++
-		p6 := fieldPath{parent: p, name: "metadata"}
+		p6 := validation.Path{Parent: p, Name: "metadata"}
 		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
-		errs.Add(p.field("metadata"), "is required")
+		errs.Add(p.Field("metadata"), "is required")
 	}
 	if x7, ok := m["spec"]; ok {
 		known++
-		p8 := fieldPath{parent: p, name: "spec"}
+		p8 := validation.Path{Parent: p, Name: "spec"}
 		validatePluginSpecJSON(x7, &p8, errs)
 	} else {
-		errs.Add(p.field("spec"), "is required")
+		errs.Add(p.Field("spec"), "is required")
 	}
 	if x9, ok := m["status"]; ok {
 		known++
-		p10 := fieldPath{parent: p, name: "status"}
+		p10 := validation.Path{Parent: p, Name: "status"}
 		validatePluginStatusJSON(x9, &p10, errs)
 	}
 	if known != len(m) {
@@ -432,7 +429,7 @@ func validatePluginJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k11 {
 			case "apiVersion", "kind", "metadata", "spec", "status":
 			default:
-				errs.Add(p.field(k11), "unknown field")
+				errs.Add(p.Field(k11), "unknown field")
 			}
 		}
 	}
@@ -440,56 +437,56 @@ func validatePluginJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validateRoleJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validateRoleJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validateRoleJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["apiVersion"]; ok {
 		known++
 		if _, ok := x1.(string); !ok {
-			badType(errs, p.field("apiVersion"), x1, "a string")
+			validation.BadType(errs, p.Field("apiVersion"), x1, "a string")
 		}
 	} else {
-		errs.Add(p.field("apiVersion"), "is required")
+		errs.Add(p.Field("apiVersion"), "is required")
 	}
 	if x3, ok := m["kind"]; ok {
 		known++
 		if _, ok := x3.(string); !ok {
-			badType(errs, p.field("kind"), x3, "a string")
+			validation.BadType(errs, p.Field("kind"), x3, "a string")
 		}
 	} else {
-		errs.Add(p.field("kind"), "is required")
+		errs.Add(p.Field("kind"), "is required")
 	}
 	if x5, ok := m["metadata"]; ok {
 		known++
-		p6 := fieldPath{parent: p, name: "metadata"}
+		p6 := validation.Path{Parent: p, Name: "metadata"}
 		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
-		errs.Add(p.field("metadata"), "is required")
+		errs.Add(p.Field("metadata"), "is required")
 	}
 	if x7, ok := m["rules"]; ok {
 		known++
 		if a8, ok := x7.([]any); !ok {
-			badType(errs, p.field("rules"), x7, "an array")
+			validation.BadType(errs, p.Field("rules"), x7, "an array")
 		} else {
-			p9 := fieldPath{parent: p, name: "rules"}
+			p9 := validation.Path{Parent: p, Name: "rules"}
 			for i10, y11 := range a8 {
-				p12 := fieldPath{parent: &p9, index: i10, kind: stepIndex}
+				p12 := validation.Path{Parent: &p9, Index: i10, Kind: validation.StepIndex}
 				validatePolicyRuleJSON(y11, &p12, errs)
 			}
 		}
 	} else {
-		errs.Add(p.field("rules"), "is required")
+		errs.Add(p.Field("rules"), "is required")
 	}
 	if known != len(m) {
 		for _, k13 := range slices.Sorted(maps.Keys(m)) {
 			switch k13 {
 			case "apiVersion", "kind", "metadata", "rules":
 			default:
-				errs.Add(p.field(k13), "unknown field")
+				errs.Add(p.Field(k13), "unknown field")
 			}
 		}
 	}
@@ -497,51 +494,51 @@ func validateRoleJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validateRoleBindingJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validateRoleBindingJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validateRoleBindingJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["apiVersion"]; ok {
 		known++
 		if _, ok := x1.(string); !ok {
-			badType(errs, p.field("apiVersion"), x1, "a string")
+			validation.BadType(errs, p.Field("apiVersion"), x1, "a string")
 		}
 	} else {
-		errs.Add(p.field("apiVersion"), "is required")
+		errs.Add(p.Field("apiVersion"), "is required")
 	}
 	if x3, ok := m["kind"]; ok {
 		known++
 		if _, ok := x3.(string); !ok {
-			badType(errs, p.field("kind"), x3, "a string")
+			validation.BadType(errs, p.Field("kind"), x3, "a string")
 		}
 	} else {
-		errs.Add(p.field("kind"), "is required")
+		errs.Add(p.Field("kind"), "is required")
 	}
 	if x5, ok := m["metadata"]; ok {
 		known++
-		p6 := fieldPath{parent: p, name: "metadata"}
+		p6 := validation.Path{Parent: p, Name: "metadata"}
 		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
-		errs.Add(p.field("metadata"), "is required")
+		errs.Add(p.Field("metadata"), "is required")
 	}
 	if x7, ok := m["roleRef"]; ok {
 		known++
-		p8 := fieldPath{parent: p, name: "roleRef"}
+		p8 := validation.Path{Parent: p, Name: "roleRef"}
 		validateRoleBindingRoleRefJSON(x7, &p8, errs)
 	} else {
-		errs.Add(p.field("roleRef"), "is required")
+		errs.Add(p.Field("roleRef"), "is required")
 	}
 	if x9, ok := m["subjects"]; ok {
 		known++
 		if a10, ok := x9.([]any); !ok {
-			badType(errs, p.field("subjects"), x9, "an array")
+			validation.BadType(errs, p.Field("subjects"), x9, "an array")
 		} else {
-			p11 := fieldPath{parent: p, name: "subjects"}
+			p11 := validation.Path{Parent: p, Name: "subjects"}
 			for i12, y13 := range a10 {
-				p14 := fieldPath{parent: &p11, index: i12, kind: stepIndex}
+				p14 := validation.Path{Parent: &p11, Index: i12, Kind: validation.StepIndex}
 				validateRoleBindingSubjectsItemJSON(y13, &p14, errs)
 			}
 		}
@@ -551,7 +548,7 @@ func validateRoleBindingJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k15 {
 			case "apiVersion", "kind", "metadata", "roleRef", "subjects":
 			default:
-				errs.Add(p.field(k15), "unknown field")
+				errs.Add(p.Field(k15), "unknown field")
 			}
 		}
 	}
@@ -559,46 +556,46 @@ func validateRoleBindingJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validateUserJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validateUserJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validateUserJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["apiVersion"]; ok {
 		known++
 		if _, ok := x1.(string); !ok {
-			badType(errs, p.field("apiVersion"), x1, "a string")
+			validation.BadType(errs, p.Field("apiVersion"), x1, "a string")
 		}
 	} else {
-		errs.Add(p.field("apiVersion"), "is required")
+		errs.Add(p.Field("apiVersion"), "is required")
 	}
 	if x3, ok := m["kind"]; ok {
 		known++
 		if _, ok := x3.(string); !ok {
-			badType(errs, p.field("kind"), x3, "a string")
+			validation.BadType(errs, p.Field("kind"), x3, "a string")
 		}
 	} else {
-		errs.Add(p.field("kind"), "is required")
+		errs.Add(p.Field("kind"), "is required")
 	}
 	if x5, ok := m["metadata"]; ok {
 		known++
-		p6 := fieldPath{parent: p, name: "metadata"}
+		p6 := validation.Path{Parent: p, Name: "metadata"}
 		baseObjectMetaJSON(x5, &p6, errs)
 	} else {
-		errs.Add(p.field("metadata"), "is required")
+		errs.Add(p.Field("metadata"), "is required")
 	}
 	if x7, ok := m["spec"]; ok {
 		known++
-		p8 := fieldPath{parent: p, name: "spec"}
+		p8 := validation.Path{Parent: p, Name: "spec"}
 		validateUserSpecJSON(x7, &p8, errs)
 	} else {
-		errs.Add(p.field("spec"), "is required")
+		errs.Add(p.Field("spec"), "is required")
 	}
 	if x9, ok := m["status"]; ok {
 		known++
-		p10 := fieldPath{parent: p, name: "status"}
+		p10 := validation.Path{Parent: p, Name: "status"}
 		validateUserStatusJSON(x9, &p10, errs)
 	}
 	if known != len(m) {
@@ -606,7 +603,7 @@ func validateUserJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k11 {
 			case "apiVersion", "kind", "metadata", "spec", "status":
 			default:
-				errs.Add(p.field(k11), "unknown field")
+				errs.Add(p.Field(k11), "unknown field")
 			}
 		}
 	}
@@ -614,23 +611,23 @@ func validateUserJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // baseObjectMetaJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func baseObjectMetaJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["annotations"]; ok {
 		known++
-		if m2, ok := jsonObject(x1); !ok {
-			badType(errs, p.field("annotations"), x1, "an object")
+		if m2, ok := validation.JSONObject(x1); !ok {
+			validation.BadType(errs, p.Field("annotations"), x1, "an object")
 		} else {
-			p3 := fieldPath{parent: p, name: "annotations"}
-			eachKey(m2, errs, func(k4 string) {
+			p3 := validation.Path{Parent: p, Name: "annotations"}
+			validation.EachKey(m2, errs, func(k4 string) {
 				y5 := m2[k4]
 				if _, ok := y5.(string); !ok {
-					badType(errs, p3.entry(k4), y5, "a string")
+					validation.BadType(errs, p3.Entry(k4), y5, "a string")
 				}
 			})
 		}
@@ -638,32 +635,32 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x7, ok := m["creationTimestamp"]; ok {
 		known++
 		if s8, ok := x7.(string); !ok {
-			badType(errs, p.field("creationTimestamp"), x7, "a string")
+			validation.BadType(errs, p.Field("creationTimestamp"), x7, "a string")
 		} else {
-			if !isDateTime(s8) {
-				errs.Add(p.field("creationTimestamp"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s8) {
+				errs.Add(p.Field("creationTimestamp"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
 	if x9, ok := m["deletionTimestamp"]; ok {
 		known++
 		if s10, ok := x9.(string); !ok {
-			badType(errs, p.field("deletionTimestamp"), x9, "a string")
+			validation.BadType(errs, p.Field("deletionTimestamp"), x9, "a string")
 		} else {
-			if !isDateTime(s10) {
-				errs.Add(p.field("deletionTimestamp"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s10) {
+				errs.Add(p.Field("deletionTimestamp"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
 	if x11, ok := m["finalizers"]; ok {
 		known++
 		if a12, ok := x11.([]any); !ok {
-			badType(errs, p.field("finalizers"), x11, "an array")
+			validation.BadType(errs, p.Field("finalizers"), x11, "an array")
 		} else {
-			p13 := fieldPath{parent: p, name: "finalizers"}
+			p13 := validation.Path{Parent: p, Name: "finalizers"}
 			for i14, y15 := range a12 {
 				if _, ok := y15.(string); !ok {
-					badType(errs, p13.item(i14), y15, "a string")
+					validation.BadType(errs, p13.Item(i14), y15, "a string")
 				}
 			}
 		}
@@ -671,23 +668,23 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x17, ok := m["generateName"]; ok {
 		known++
 		if s18, ok := x17.(string); !ok {
-			badType(errs, p.field("generateName"), x17, "a string")
+			validation.BadType(errs, p.Field("generateName"), x17, "a string")
 		} else {
 			if len(s18) > 245 && utf8.RuneCountInString(s18) > 245 {
-				errs.Add(p.field("generateName"), "must be at most 245 characters")
+				errs.Add(p.Field("generateName"), "must be at most 245 characters")
 			}
 		}
 	}
 	if x19, ok := m["labels"]; ok {
 		known++
-		if m20, ok := jsonObject(x19); !ok {
-			badType(errs, p.field("labels"), x19, "an object")
+		if m20, ok := validation.JSONObject(x19); !ok {
+			validation.BadType(errs, p.Field("labels"), x19, "an object")
 		} else {
-			p21 := fieldPath{parent: p, name: "labels"}
-			eachKey(m20, errs, func(k22 string) {
+			p21 := validation.Path{Parent: p, Name: "labels"}
+			validation.EachKey(m20, errs, func(k22 string) {
 				y23 := m20[k22]
 				if _, ok := y23.(string); !ok {
-					badType(errs, p21.entry(k22), y23, "a string")
+					validation.BadType(errs, p21.Entry(k22), y23, "a string")
 				}
 			})
 		}
@@ -695,21 +692,21 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x25, ok := m["name"]; ok {
 		known++
 		if s26, ok := x25.(string); !ok {
-			badType(errs, p.field("name"), x25, "a string")
+			validation.BadType(errs, p.Field("name"), x25, "a string")
 		} else {
 			if len(s26) > 253 && utf8.RuneCountInString(s26) > 253 {
-				errs.Add(p.field("name"), "must be at most 253 characters")
+				errs.Add(p.Field("name"), "must be at most 253 characters")
 			}
 		}
 	}
 	if x27, ok := m["version"]; ok {
 		known++
-		if num28, ok := jsonNumber(x27); !ok {
-			badType(errs, p.field("version"), x27, "an integer")
+		if num28, ok := validation.JSONNumber(x27); !ok {
+			validation.BadType(errs, p.Field("version"), x27, "an integer")
 		} else if num28 != math.Trunc(num28) {
-			errs.Add(p.field("version"), "must be an integer")
-		} else if !isInt64(num28) {
-			errs.Add(p.field("version"), "must be a 64-bit integer")
+			errs.Add(p.Field("version"), "must be an integer")
+		} else if !validation.IsInt64(num28) {
+			errs.Add(p.Field("version"), "must be a 64-bit integer")
 		}
 	}
 	if known != len(m) {
@@ -717,7 +714,7 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k29 {
 			case "annotations", "creationTimestamp", "deletionTimestamp", "finalizers", "generateName", "labels", "name", "version":
 			default:
-				errs.Add(p.field(k29), "unknown field")
+				errs.Add(p.Field(k29), "unknown field")
 			}
 		}
 	}
@@ -725,58 +722,58 @@ func baseObjectMetaJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validatePersonalAccessTokenSpecJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePersonalAccessTokenSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePersonalAccessTokenSpecJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["description"]; ok {
 		known++
 		if s2, ok := x1.(string); !ok {
-			badType(errs, p.field("description"), x1, "a string")
+			validation.BadType(errs, p.Field("description"), x1, "a string")
 		} else {
 			if len(s2) > 1000 && utf8.RuneCountInString(s2) > 1000 {
-				errs.Add(p.field("description"), "must be at most 1000 characters")
+				errs.Add(p.Field("description"), "must be at most 1000 characters")
 			}
 		}
 	}
 	if x3, ok := m["displayName"]; ok {
 		known++
 		if s4, ok := x3.(string); !ok {
-			badType(errs, p.field("displayName"), x3, "a string")
+			validation.BadType(errs, p.Field("displayName"), x3, "a string")
 		} else {
 			if len(s4) > 100 && utf8.RuneCountInString(s4) > 100 {
-				errs.Add(p.field("displayName"), "must be at most 100 characters")
+				errs.Add(p.Field("displayName"), "must be at most 100 characters")
 			}
 		}
 	}
 	if x5, ok := m["expiresAt"]; ok {
 		known++
 		if s6, ok := x5.(string); !ok {
-			badType(errs, p.field("expiresAt"), x5, "a string")
+			validation.BadType(errs, p.Field("expiresAt"), x5, "a string")
 		} else {
-			if !isDateTime(s6) {
-				errs.Add(p.field("expiresAt"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s6) {
+				errs.Add(p.Field("expiresAt"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
 	if x7, ok := m["revoked"]; ok {
 		known++
 		if _, ok := x7.(bool); !ok {
-			badType(errs, p.field("revoked"), x7, "a boolean")
+			validation.BadType(errs, p.Field("revoked"), x7, "a boolean")
 		}
 	}
 	if x8, ok := m["roles"]; ok {
 		known++
 		if a9, ok := x8.([]any); !ok {
-			badType(errs, p.field("roles"), x8, "an array")
+			validation.BadType(errs, p.Field("roles"), x8, "an array")
 		} else {
-			p10 := fieldPath{parent: p, name: "roles"}
+			p10 := validation.Path{Parent: p, Name: "roles"}
 			for i11, y12 := range a9 {
 				if _, ok := y12.(string); !ok {
-					badType(errs, p10.item(i11), y12, "a string")
+					validation.BadType(errs, p10.Item(i11), y12, "a string")
 				}
 			}
 		}
@@ -784,35 +781,35 @@ func validatePersonalAccessTokenSpecJSON(v any, p *fieldPath, errs *object.Field
 	if x14, ok := m["tokenHash"]; ok {
 		known++
 		if s15, ok := x14.(string); !ok {
-			badType(errs, p.field("tokenHash"), x14, "a string")
+			validation.BadType(errs, p.Field("tokenHash"), x14, "a string")
 		} else {
 			if !rePersonalAccessTokenSpecTokenHash.MatchString(s15) {
-				errs.Add(p.field("tokenHash"), "must match the pattern ^[0-9a-f]{64}$")
+				errs.Add(p.Field("tokenHash"), "must match the pattern ^[0-9a-f]{64}$")
 			}
 		}
 	} else {
-		errs.Add(p.field("tokenHash"), "is required")
+		errs.Add(p.Field("tokenHash"), "is required")
 	}
 	if x16, ok := m["username"]; ok {
 		known++
 		if s17, ok := x16.(string); !ok {
-			badType(errs, p.field("username"), x16, "a string")
+			validation.BadType(errs, p.Field("username"), x16, "a string")
 		} else {
 			if n18 := utf8.RuneCountInString(s17); n18 < 1 {
-				errs.Add(p.field("username"), "must not be empty")
+				errs.Add(p.Field("username"), "must not be empty")
 			} else if n18 > 253 {
-				errs.Add(p.field("username"), "must be at most 253 characters")
+				errs.Add(p.Field("username"), "must be at most 253 characters")
 			}
 		}
 	} else {
-		errs.Add(p.field("username"), "is required")
+		errs.Add(p.Field("username"), "is required")
 	}
 	if known != len(m) {
 		for _, k19 := range slices.Sorted(maps.Keys(m)) {
 			switch k19 {
 			case "description", "displayName", "expiresAt", "revoked", "roles", "tokenHash", "username":
 			default:
-				errs.Add(p.field(k19), "unknown field")
+				errs.Add(p.Field(k19), "unknown field")
 			}
 		}
 	}
@@ -820,20 +817,20 @@ func validatePersonalAccessTokenSpecJSON(v any, p *fieldPath, errs *object.Field
 
 // validatePersonalAccessTokenStatusJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePersonalAccessTokenStatusJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePersonalAccessTokenStatusJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["lastUsedAt"]; ok {
 		known++
 		if s2, ok := x1.(string); !ok {
-			badType(errs, p.field("lastUsedAt"), x1, "a string")
+			validation.BadType(errs, p.Field("lastUsedAt"), x1, "a string")
 		} else {
-			if !isDateTime(s2) {
-				errs.Add(p.field("lastUsedAt"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s2) {
+				errs.Add(p.Field("lastUsedAt"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
@@ -842,7 +839,7 @@ func validatePersonalAccessTokenStatusJSON(v any, p *fieldPath, errs *object.Fie
 			switch k3 {
 			case "lastUsedAt":
 			default:
-				errs.Add(p.field(k3), "unknown field")
+				errs.Add(p.Field(k3), "unknown field")
 			}
 		}
 	}
@@ -850,46 +847,46 @@ func validatePersonalAccessTokenStatusJSON(v any, p *fieldPath, errs *object.Fie
 
 // validatePluginSpecJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePluginSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePluginSpecJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["description"]; ok {
 		known++
 		if s2, ok := x1.(string); !ok {
-			badType(errs, p.field("description"), x1, "a string")
+			validation.BadType(errs, p.Field("description"), x1, "a string")
 		} else {
 			if len(s2) > 1000 && utf8.RuneCountInString(s2) > 1000 {
-				errs.Add(p.field("description"), "must be at most 1000 characters")
+				errs.Add(p.Field("description"), "must be at most 1000 characters")
 			}
 		}
 	}
 	if x3, ok := m["displayName"]; ok {
 		known++
 		if s4, ok := x3.(string); !ok {
-			badType(errs, p.field("displayName"), x3, "a string")
+			validation.BadType(errs, p.Field("displayName"), x3, "a string")
 		} else {
 			if len(s4) > 100 && utf8.RuneCountInString(s4) > 100 {
-				errs.Add(p.field("displayName"), "must be at most 100 characters")
+				errs.Add(p.Field("displayName"), "must be at most 100 characters")
 			}
 		}
 	}
 	if x5, ok := m["enabled"]; ok {
 		known++
 		if _, ok := x5.(bool); !ok {
-			badType(errs, p.field("enabled"), x5, "a boolean")
+			validation.BadType(errs, p.Field("enabled"), x5, "a boolean")
 		}
 	}
 	if x6, ok := m["version"]; ok {
 		known++
 		if s7, ok := x6.(string); !ok {
-			badType(errs, p.field("version"), x6, "a string")
+			validation.BadType(errs, p.Field("version"), x6, "a string")
 		} else {
 			if len(s7) > 64 && utf8.RuneCountInString(s7) > 64 {
-				errs.Add(p.field("version"), "must be at most 64 characters")
+				errs.Add(p.Field("version"), "must be at most 64 characters")
 			}
 		}
 	}
@@ -898,7 +895,7 @@ func validatePluginSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k8 {
 			case "description", "displayName", "enabled", "version":
 			default:
-				errs.Add(p.field(k8), "unknown field")
+				errs.Add(p.Field(k8), "unknown field")
 			}
 		}
 	}
@@ -906,38 +903,38 @@ func validatePluginSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validatePluginStatusJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePluginStatusJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePluginStatusJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["lastStartTime"]; ok {
 		known++
 		if s2, ok := x1.(string); !ok {
-			badType(errs, p.field("lastStartTime"), x1, "a string")
+			validation.BadType(errs, p.Field("lastStartTime"), x1, "a string")
 		} else {
-			if !isDateTime(s2) {
-				errs.Add(p.field("lastStartTime"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s2) {
+				errs.Add(p.Field("lastStartTime"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
 	if x3, ok := m["message"]; ok {
 		known++
 		if _, ok := x3.(string); !ok {
-			badType(errs, p.field("message"), x3, "a string")
+			validation.BadType(errs, p.Field("message"), x3, "a string")
 		}
 	}
 	if x5, ok := m["phase"]; ok {
 		known++
 		if s6, ok := x5.(string); !ok {
-			badType(errs, p.field("phase"), x5, "a string")
+			validation.BadType(errs, p.Field("phase"), x5, "a string")
 		} else {
 			switch s6 {
 			case "PENDING", "STARTING", "STARTED", "FAILED", "STOPPING", "STOPPED":
 			default:
-				errs.Add(p.field("phase"), "must be one of PENDING, STARTING, STARTED, FAILED, STOPPING, STOPPED")
+				errs.Add(p.Field("phase"), "must be one of PENDING, STARTING, STARTED, FAILED, STOPPING, STOPPED")
 			}
 		}
 	}
@@ -946,7 +943,7 @@ func validatePluginStatusJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k7 {
 			case "lastStartTime", "message", "phase":
 			default:
-				errs.Add(p.field(k7), "unknown field")
+				errs.Add(p.Field(k7), "unknown field")
 			}
 		}
 	}
@@ -954,22 +951,22 @@ func validatePluginStatusJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validatePolicyRuleJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validatePolicyRuleJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validatePolicyRuleJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["apiGroups"]; ok {
 		known++
 		if a2, ok := x1.([]any); !ok {
-			badType(errs, p.field("apiGroups"), x1, "an array")
+			validation.BadType(errs, p.Field("apiGroups"), x1, "an array")
 		} else {
-			p3 := fieldPath{parent: p, name: "apiGroups"}
+			p3 := validation.Path{Parent: p, Name: "apiGroups"}
 			for i4, y5 := range a2 {
 				if _, ok := y5.(string); !ok {
-					badType(errs, p3.item(i4), y5, "a string")
+					validation.BadType(errs, p3.Item(i4), y5, "a string")
 				}
 			}
 		}
@@ -977,12 +974,12 @@ func validatePolicyRuleJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x7, ok := m["nonResourceURLs"]; ok {
 		known++
 		if a8, ok := x7.([]any); !ok {
-			badType(errs, p.field("nonResourceURLs"), x7, "an array")
+			validation.BadType(errs, p.Field("nonResourceURLs"), x7, "an array")
 		} else {
-			p9 := fieldPath{parent: p, name: "nonResourceURLs"}
+			p9 := validation.Path{Parent: p, Name: "nonResourceURLs"}
 			for i10, y11 := range a8 {
 				if _, ok := y11.(string); !ok {
-					badType(errs, p9.item(i10), y11, "a string")
+					validation.BadType(errs, p9.Item(i10), y11, "a string")
 				}
 			}
 		}
@@ -990,12 +987,12 @@ func validatePolicyRuleJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x13, ok := m["resourceNames"]; ok {
 		known++
 		if a14, ok := x13.([]any); !ok {
-			badType(errs, p.field("resourceNames"), x13, "an array")
+			validation.BadType(errs, p.Field("resourceNames"), x13, "an array")
 		} else {
-			p15 := fieldPath{parent: p, name: "resourceNames"}
+			p15 := validation.Path{Parent: p, Name: "resourceNames"}
 			for i16, y17 := range a14 {
 				if _, ok := y17.(string); !ok {
-					badType(errs, p15.item(i16), y17, "a string")
+					validation.BadType(errs, p15.Item(i16), y17, "a string")
 				}
 			}
 		}
@@ -1003,12 +1000,12 @@ func validatePolicyRuleJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x19, ok := m["resources"]; ok {
 		known++
 		if a20, ok := x19.([]any); !ok {
-			badType(errs, p.field("resources"), x19, "an array")
+			validation.BadType(errs, p.Field("resources"), x19, "an array")
 		} else {
-			p21 := fieldPath{parent: p, name: "resources"}
+			p21 := validation.Path{Parent: p, Name: "resources"}
 			for i22, y23 := range a20 {
 				if _, ok := y23.(string); !ok {
-					badType(errs, p21.item(i22), y23, "a string")
+					validation.BadType(errs, p21.Item(i22), y23, "a string")
 				}
 			}
 		}
@@ -1016,12 +1013,12 @@ func validatePolicyRuleJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 	if x25, ok := m["verbs"]; ok {
 		known++
 		if a26, ok := x25.([]any); !ok {
-			badType(errs, p.field("verbs"), x25, "an array")
+			validation.BadType(errs, p.Field("verbs"), x25, "an array")
 		} else {
-			p27 := fieldPath{parent: p, name: "verbs"}
+			p27 := validation.Path{Parent: p, Name: "verbs"}
 			for i28, y29 := range a26 {
 				if _, ok := y29.(string); !ok {
-					badType(errs, p27.item(i28), y29, "a string")
+					validation.BadType(errs, p27.Item(i28), y29, "a string")
 				}
 			}
 		}
@@ -1031,7 +1028,7 @@ func validatePolicyRuleJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k31 {
 			case "apiGroups", "nonResourceURLs", "resourceNames", "resources", "verbs":
 			default:
-				errs.Add(p.field(k31), "unknown field")
+				errs.Add(p.Field(k31), "unknown field")
 			}
 		}
 	}
@@ -1039,59 +1036,59 @@ func validatePolicyRuleJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validateRoleBindingRoleRefJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validateRoleBindingRoleRefJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validateRoleBindingRoleRefJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["apiGroup"]; ok {
 		known++
 		if s2, ok := x1.(string); !ok {
-			badType(errs, p.field("apiGroup"), x1, "a string")
+			validation.BadType(errs, p.Field("apiGroup"), x1, "a string")
 		} else {
 			switch s2 {
 			case "":
 			default:
-				errs.Add(p.field("apiGroup"), "must be one of ")
+				errs.Add(p.Field("apiGroup"), "must be one of ")
 			}
 		}
 	}
 	if x3, ok := m["kind"]; ok {
 		known++
 		if s4, ok := x3.(string); !ok {
-			badType(errs, p.field("kind"), x3, "a string")
+			validation.BadType(errs, p.Field("kind"), x3, "a string")
 		} else {
 			switch s4 {
 			case "Role":
 			default:
-				errs.Add(p.field("kind"), "must be one of Role")
+				errs.Add(p.Field("kind"), "must be one of Role")
 			}
 		}
 	} else {
-		errs.Add(p.field("kind"), "is required")
+		errs.Add(p.Field("kind"), "is required")
 	}
 	if x5, ok := m["name"]; ok {
 		known++
 		if s6, ok := x5.(string); !ok {
-			badType(errs, p.field("name"), x5, "a string")
+			validation.BadType(errs, p.Field("name"), x5, "a string")
 		} else {
 			if n7 := utf8.RuneCountInString(s6); n7 < 1 {
-				errs.Add(p.field("name"), "must not be empty")
+				errs.Add(p.Field("name"), "must not be empty")
 			} else if n7 > 253 {
-				errs.Add(p.field("name"), "must be at most 253 characters")
+				errs.Add(p.Field("name"), "must be at most 253 characters")
 			}
 		}
 	} else {
-		errs.Add(p.field("name"), "is required")
+		errs.Add(p.Field("name"), "is required")
 	}
 	if known != len(m) {
 		for _, k8 := range slices.Sorted(maps.Keys(m)) {
 			switch k8 {
 			case "apiGroup", "kind", "name":
 			default:
-				errs.Add(p.field(k8), "unknown field")
+				errs.Add(p.Field(k8), "unknown field")
 			}
 		}
 	}
@@ -1099,59 +1096,59 @@ func validateRoleBindingRoleRefJSON(v any, p *fieldPath, errs *object.FieldError
 
 // validateRoleBindingSubjectsItemJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validateRoleBindingSubjectsItemJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validateRoleBindingSubjectsItemJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["apiGroup"]; ok {
 		known++
 		if s2, ok := x1.(string); !ok {
-			badType(errs, p.field("apiGroup"), x1, "a string")
+			validation.BadType(errs, p.Field("apiGroup"), x1, "a string")
 		} else {
 			switch s2 {
 			case "":
 			default:
-				errs.Add(p.field("apiGroup"), "must be one of ")
+				errs.Add(p.Field("apiGroup"), "must be one of ")
 			}
 		}
 	}
 	if x3, ok := m["kind"]; ok {
 		known++
 		if s4, ok := x3.(string); !ok {
-			badType(errs, p.field("kind"), x3, "a string")
+			validation.BadType(errs, p.Field("kind"), x3, "a string")
 		} else {
 			switch s4 {
 			case "User":
 			default:
-				errs.Add(p.field("kind"), "must be one of User")
+				errs.Add(p.Field("kind"), "must be one of User")
 			}
 		}
 	} else {
-		errs.Add(p.field("kind"), "is required")
+		errs.Add(p.Field("kind"), "is required")
 	}
 	if x5, ok := m["name"]; ok {
 		known++
 		if s6, ok := x5.(string); !ok {
-			badType(errs, p.field("name"), x5, "a string")
+			validation.BadType(errs, p.Field("name"), x5, "a string")
 		} else {
 			if n7 := utf8.RuneCountInString(s6); n7 < 1 {
-				errs.Add(p.field("name"), "must not be empty")
+				errs.Add(p.Field("name"), "must not be empty")
 			} else if n7 > 253 {
-				errs.Add(p.field("name"), "must be at most 253 characters")
+				errs.Add(p.Field("name"), "must be at most 253 characters")
 			}
 		}
 	} else {
-		errs.Add(p.field("name"), "is required")
+		errs.Add(p.Field("name"), "is required")
 	}
 	if known != len(m) {
 		for _, k8 := range slices.Sorted(maps.Keys(m)) {
 			switch k8 {
 			case "apiGroup", "kind", "name":
 			default:
-				errs.Add(p.field(k8), "unknown field")
+				errs.Add(p.Field(k8), "unknown field")
 			}
 		}
 	}
@@ -1159,96 +1156,96 @@ func validateRoleBindingSubjectsItemJSON(v any, p *fieldPath, errs *object.Field
 
 // validateUserSpecJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validateUserSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validateUserSpecJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["avatar"]; ok {
 		known++
 		if s2, ok := x1.(string); !ok {
-			badType(errs, p.field("avatar"), x1, "a string")
+			validation.BadType(errs, p.Field("avatar"), x1, "a string")
 		} else {
 			if len(s2) > 2048 && utf8.RuneCountInString(s2) > 2048 {
-				errs.Add(p.field("avatar"), "must be at most 2048 characters")
+				errs.Add(p.Field("avatar"), "must be at most 2048 characters")
 			}
 		}
 	}
 	if x3, ok := m["bio"]; ok {
 		known++
 		if s4, ok := x3.(string); !ok {
-			badType(errs, p.field("bio"), x3, "a string")
+			validation.BadType(errs, p.Field("bio"), x3, "a string")
 		} else {
 			if len(s4) > 1000 && utf8.RuneCountInString(s4) > 1000 {
-				errs.Add(p.field("bio"), "must be at most 1000 characters")
+				errs.Add(p.Field("bio"), "must be at most 1000 characters")
 			}
 		}
 	}
 	if x5, ok := m["disabled"]; ok {
 		known++
 		if _, ok := x5.(bool); !ok {
-			badType(errs, p.field("disabled"), x5, "a boolean")
+			validation.BadType(errs, p.Field("disabled"), x5, "a boolean")
 		}
 	}
 	if x6, ok := m["displayName"]; ok {
 		known++
 		if s7, ok := x6.(string); !ok {
-			badType(errs, p.field("displayName"), x6, "a string")
+			validation.BadType(errs, p.Field("displayName"), x6, "a string")
 		} else {
 			if n8 := utf8.RuneCountInString(s7); n8 < 1 {
-				errs.Add(p.field("displayName"), "must not be empty")
+				errs.Add(p.Field("displayName"), "must not be empty")
 			} else if n8 > 100 {
-				errs.Add(p.field("displayName"), "must be at most 100 characters")
+				errs.Add(p.Field("displayName"), "must be at most 100 characters")
 			}
 		}
 	} else {
-		errs.Add(p.field("displayName"), "is required")
+		errs.Add(p.Field("displayName"), "is required")
 	}
 	if x9, ok := m["email"]; ok {
 		known++
 		if s10, ok := x9.(string); !ok {
-			badType(errs, p.field("email"), x9, "a string")
+			validation.BadType(errs, p.Field("email"), x9, "a string")
 		} else {
 			if len(s10) > 254 && utf8.RuneCountInString(s10) > 254 {
-				errs.Add(p.field("email"), "must be at most 254 characters")
+				errs.Add(p.Field("email"), "must be at most 254 characters")
 			}
 		}
 	}
 	if x11, ok := m["emailVerified"]; ok {
 		known++
 		if _, ok := x11.(bool); !ok {
-			badType(errs, p.field("emailVerified"), x11, "a boolean")
+			validation.BadType(errs, p.Field("emailVerified"), x11, "a boolean")
 		}
 	}
 	if x12, ok := m["password"]; ok {
 		known++
 		if s13, ok := x12.(string); !ok {
-			badType(errs, p.field("password"), x12, "a string")
+			validation.BadType(errs, p.Field("password"), x12, "a string")
 		} else {
 			if len(s13) > 1024 && utf8.RuneCountInString(s13) > 1024 {
-				errs.Add(p.field("password"), "must be at most 1024 characters")
+				errs.Add(p.Field("password"), "must be at most 1024 characters")
 			}
 		}
 	}
 	if x14, ok := m["phone"]; ok {
 		known++
 		if s15, ok := x14.(string); !ok {
-			badType(errs, p.field("phone"), x14, "a string")
+			validation.BadType(errs, p.Field("phone"), x14, "a string")
 		} else {
 			if len(s15) > 32 && utf8.RuneCountInString(s15) > 32 {
-				errs.Add(p.field("phone"), "must be at most 32 characters")
+				errs.Add(p.Field("phone"), "must be at most 32 characters")
 			}
 		}
 	}
 	if x16, ok := m["registeredAt"]; ok {
 		known++
 		if s17, ok := x16.(string); !ok {
-			badType(errs, p.field("registeredAt"), x16, "a string")
+			validation.BadType(errs, p.Field("registeredAt"), x16, "a string")
 		} else {
-			if !isDateTime(s17) {
-				errs.Add(p.field("registeredAt"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s17) {
+				errs.Add(p.Field("registeredAt"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
@@ -1257,7 +1254,7 @@ func validateUserSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k18 {
 			case "avatar", "bio", "disabled", "displayName", "email", "emailVerified", "password", "phone", "registeredAt":
 			default:
-				errs.Add(p.field(k18), "unknown field")
+				errs.Add(p.Field(k18), "unknown field")
 			}
 		}
 	}
@@ -1265,20 +1262,20 @@ func validateUserSpecJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 
 // validateUserStatusJSON appends to errs every way v, a decoded JSON value, breaks
 // its object schema, naming fields below p.
-func validateUserStatusJSON(v any, p *fieldPath, errs *object.FieldErrors) {
-	m, ok := jsonObject(v)
+func validateUserStatusJSON(v any, p *validation.Path, errs *object.FieldErrors) {
+	m, ok := validation.JSONObject(v)
 	if !ok {
-		badType(errs, p.String(), v, "an object")
+		validation.BadType(errs, p.String(), v, "an object")
 		return
 	}
 	known := 0
 	if x1, ok := m["lastLoginAt"]; ok {
 		known++
 		if s2, ok := x1.(string); !ok {
-			badType(errs, p.field("lastLoginAt"), x1, "a string")
+			validation.BadType(errs, p.Field("lastLoginAt"), x1, "a string")
 		} else {
-			if !isDateTime(s2) {
-				errs.Add(p.field("lastLoginAt"), "must be an RFC 3339 date-time")
+			if !validation.IsDateTime(s2) {
+				errs.Add(p.Field("lastLoginAt"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
@@ -1287,237 +1284,8 @@ func validateUserStatusJSON(v any, p *fieldPath, errs *object.FieldErrors) {
 			switch k3 {
 			case "lastLoginAt":
 			default:
-				errs.Add(p.field(k3), "unknown field")
+				errs.Add(p.Field(k3), "unknown field")
 			}
 		}
 	}
-}
-
-// The helpers below are copied from generator/validators/internal/rt.
-
-// fieldPath is a field path built lazily: a chain of steps kept on the
-// stack while valid values are checked, turned into a string
-// ("spec.parts[1].sku", "metadata.labels[team]") only when a violation is
-// reported. A nil *fieldPath is the document root.
-type fieldPath struct {
-	parent *fieldPath
-	name   string // property name, or map key for a stepKey
-	index  int
-	kind   uint8
-}
-
-// Kinds of fieldPath steps.
-const (
-	stepName uint8 = iota
-	stepIndex
-	stepKey
-)
-
-// String returns the path, or "(root)" for the root.
-func (p *fieldPath) String() string {
-	if p == nil {
-		return "(root)"
-	}
-	return string(p.appendTo(make([]byte, 0, 48)))
-}
-
-func (p *fieldPath) appendTo(b []byte) []byte {
-	if p == nil {
-		return b
-	}
-	b = p.parent.appendTo(b)
-	switch p.kind {
-	case stepIndex:
-		b = append(b, '[')
-		b = strconv.AppendInt(b, int64(p.index), 10)
-		return append(b, ']')
-	case stepKey:
-		b = append(b, '[')
-		b = append(b, p.name...)
-		return append(b, ']')
-	}
-	if len(b) > 0 {
-		b = append(b, '.')
-	}
-	return append(b, p.name...)
-}
-
-// field returns the path of property name below p.
-func (p *fieldPath) field(name string) string {
-	q := fieldPath{parent: p, name: name}
-	return q.String()
-}
-
-// item returns the path of array item i below p.
-func (p *fieldPath) item(i int) string {
-	q := fieldPath{parent: p, index: i, kind: stepIndex}
-	return q.String()
-}
-
-// entry returns the path of map entry k below p.
-func (p *fieldPath) entry(k string) string {
-	q := fieldPath{parent: p, name: k, kind: stepKey}
-	return q.String()
-}
-
-// eachKey calls check for every key of m. Map order is random, so when
-// check reports a violation the keys are checked again in sorted order:
-// the error list comes out the same on every run, and sorting costs
-// nothing while the map is valid.
-func eachKey[V any](m map[string]V, errs *object.FieldErrors, check func(k string)) {
-	mark := len(*errs)
-	for k := range m {
-		check(k)
-	}
-	if len(*errs) == mark || len(m) < 2 {
-		return
-	}
-	*errs = (*errs)[:mark]
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		check(k)
-	}
-}
-
-// jsonObject returns v as a JSON object: a map[string]any, or a
-// map[any]any whose keys are all strings (as YAML decoders produce).
-func jsonObject(v any) (map[string]any, bool) {
-	switch m := v.(type) {
-	case map[string]any:
-		return m, true
-	case map[any]any:
-		out := make(map[string]any, len(m))
-		for k, e := range m {
-			s, ok := k.(string)
-			if !ok {
-				return nil, false
-			}
-			out[s] = e
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-// jsonNumber returns v as a finite float64 when v is a number as JSON and
-// YAML decoders produce them.
-func jsonNumber(v any) (float64, bool) {
-	var f float64
-	switch n := v.(type) {
-	case float64:
-		f = n
-	case json.Number:
-		var err error
-		if f, err = n.Float64(); err != nil {
-			return 0, false
-		}
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	default:
-		return 0, false
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, false
-	}
-	return f, true
-}
-
-// isInt64 reports whether an integral f is within int64. 2^63 passes:
-// it is how float64 spells math.MaxInt64, and kin-openapi lets it pass.
-func isInt64(f float64) bool { return f >= -(1<<63) && f <= 1<<63 }
-
-// badType reports a value of the wrong JSON type at path.
-func badType(errs *object.FieldErrors, path string, v any, want string) {
-	if v == nil {
-		errs.Add(path, "must not be null")
-		return
-	}
-	errs.Add(path, "must be %s", want)
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// isDate reports whether s is a date as kin-openapi's FormatOfStringDate
-// has it: YYYY-MM-DD with month 01-12 and day 01-31 (any month).
-func isDate(s string) bool {
-	return len(s) == 10 && digits(s[0:4]) && s[4] == '-' && s[7] == '-' &&
-		inRange(s[5:7], 1, 12) && inRange(s[8:10], 1, 31)
-}
-
-// isDateTime reports whether s is an RFC 3339 date-time that Go's
-// time.Time reads and writes back: kin-openapi's FormatOfStringDateTime,
-// a day that exists in its month, seconds 00-59 (no leap second) and a
-// UTC offset of at most 23:59.
-func isDateTime(s string) bool {
-	if len(s) < len("2006-01-02T15:04:05Z") || !isDate(s[:10]) || s[10] != 'T' ||
-		s[13] != ':' || s[16] != ':' ||
-		!inRange(s[11:13], 0, 23) || !inRange(s[14:16], 0, 59) || !inRange(s[17:19], 0, 59) {
-		return false
-	}
-	year, _ := strconv.Atoi(s[0:4])
-	month, _ := strconv.Atoi(s[5:7])
-	day, _ := strconv.Atoi(s[8:10])
-	if day > daysIn(month, year) {
-		return false
-	}
-	rest := s[19:]
-	if len(rest) > 0 && rest[0] == '.' {
-		n := 1
-		for n < len(rest) && isDigit(rest[n]) {
-			n++
-		}
-		if n == 1 {
-			return false
-		}
-		rest = rest[n:]
-	}
-	if rest == "Z" {
-		return true
-	}
-	return len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':' &&
-		inRange(rest[1:3], 0, 23) && inRange(rest[4:6], 0, 59)
-}
-
-func digits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// inRange reports whether s is two digits whose value is in [lo, hi].
-func inRange(s string, lo, hi int) bool {
-	if len(s) != 2 || !digits(s) {
-		return false
-	}
-	n := int(s[0]-'0')*10 + int(s[1]-'0')
-	return lo <= n && n <= hi
-}
-
-func daysIn(month, year int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
-
-// isJSONTime reports whether encoding/json can write t as an RFC 3339
-// date-time: a four-digit year and a UTC offset under 24 hours.
-func isJSONTime(t time.Time) bool {
-	if y := t.Year(); y < 0 || y > 9999 {
-		return false
-	}
-	_, off := t.Zone()
-	return off > -24*3600 && off < 24*3600
 }

@@ -60,6 +60,5 @@
 //     but time.Time's decoder does not unescape; the decode answers 400.
 //
 // cmd/svcgen (through generator) calls this package; nothing at run time
-// does. internal/rt holds the helper functions copied into every
-// generated file.
+// does. The generated code calls the helpers of runtime/validation.
 package validators

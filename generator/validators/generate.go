@@ -1,6 +1,7 @@
 package validators
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -14,6 +15,7 @@ import (
 	"github.com/dave/jennifer/jen"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/svcrun/svc/generator/gotypes"
+	"github.com/svcrun/svc/runtime/validation"
 )
 
 // Options configure Generate.
@@ -78,10 +80,12 @@ func Generate(doc, base *openapi3.T, opts Options) (src []byte, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("validators: %w", err)
 	}
-	if src, err = withHelpers(body); err != nil {
-		return nil, fmt.Errorf("validators: %w", err)
+	body.HeaderComment(gotypes.Header)
+	var buf bytes.Buffer
+	if err := body.Render(&buf); err != nil {
+		return nil, fmt.Errorf("validators: render: %w", err)
 	}
-	return src, nil
+	return buf.Bytes(), nil
 }
 
 func issuesError(issues []Issue) error {
@@ -93,6 +97,9 @@ func issuesError(issues []Issue) error {
 }
 
 const objectPkg = gotypes.ObjectPkg
+
+// validationPkg holds the helpers generated validators call.
+const validationPkg = "github.com/svcrun/svc/runtime/validation"
 
 // emitter builds the jennifer file.
 type emitter struct {
@@ -123,6 +130,7 @@ type jsonFn struct {
 func (e *emitter) file(pkg string, models []string) (*jen.File, error) {
 	f := jen.NewFile(pkg)
 	f.ImportName(objectPkg, "object")
+	f.ImportName(validationPkg, "validation")
 	for c, ref := range e.types.Doc.Components.Schemas {
 		e.compOf[ref.Value] = c
 	}
@@ -287,7 +295,7 @@ func kindOf(s *openapi3.Schema) (kind, error) {
 type at struct {
 	parent string // a *fieldPath parameter, or a fieldPath local (local)
 	local  bool
-	step   uint8    // stepName, stepIndex or stepKey
+	step   uint8    // validation.StepName, validation.StepIndex or validation.StepKey
 	arg    jen.Code // the property name, index variable or key variable
 }
 
@@ -299,19 +307,13 @@ func (a at) ptr() jen.Code {
 	return jen.Id(a.parent)
 }
 
-const (
-	stepName uint8 = iota
-	stepIndex
-	stepKey
-)
-
 func (a at) str() jen.Code {
-	method := "field"
+	method := "Field"
 	switch a.step {
-	case stepIndex:
-		method = "item"
-	case stepKey:
-		method = "entry"
+	case validation.StepIndex:
+		method = "Item"
+	case validation.StepKey:
+		method = "Entry"
 	}
 	return jen.Id(a.parent).Dot(method).Call(a.arg)
 }
@@ -352,15 +354,15 @@ const (
 func formatCheck(format string) (fn, msg string, ok bool) {
 	switch format {
 	case "email":
-		return "isEmail", "must be an email address", true
+		return "IsEmail", "must be an email address", true
 	case "uri":
-		return "isURI", "must be an absolute URI", true
+		return "IsURI", "must be an absolute URI", true
 	case "uuid":
-		return "isUUID", "must be a UUID", true
+		return "IsUUID", "must be a UUID", true
 	case "date":
-		return "isDate", "must be a date (YYYY-MM-DD)", true
+		return "IsDate", "must be a date (YYYY-MM-DD)", true
 	case "date-time":
-		return "isDateTime", msgDateTime, true
+		return "IsDateTime", msgDateTime, true
 	}
 	return "", "", false
 }
@@ -467,7 +469,7 @@ func (e *emitter) stringChecks(g *jen.Group, s *openapi3.Schema, v, str jen.Code
 		})
 	}
 	if fn, msg, ok := formatCheck(s.Format); ok {
-		g.If(jen.Op("!").Id(fn).Call(str)).BlockFunc(func(g *jen.Group) { add(g, a, msg) })
+		g.If(jen.Op("!").Qual(validationPkg, fn).Call(str)).BlockFunc(func(g *jen.Group) { add(g, a, msg) })
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/svcrun/svc/runtime/validation"
 )
 
 // modelJSON registers the JSON validator of a whole model object (the
@@ -54,9 +55,9 @@ func (e *emitter) objectJSON(fn jsonFn) (jen.Code, error) {
 	s := fn.s
 	props := slices.Sorted(maps.Keys(s.Properties))
 	body, _, err := block(func(g *jen.Group) error {
-		g.List(jen.Id("m"), jen.Id("ok")).Op(":=").Id("jsonObject").Call(jen.Id("v"))
+		g.List(jen.Id("m"), jen.Id("ok")).Op(":=").Add(jen.Qual(validationPkg, "JSONObject")).Call(jen.Id("v"))
 		g.If(jen.Op("!").Id("ok")).Block(
-			jen.Id("badType").Call(jen.Id("errs"), jen.Id("p").Dot("String").Call(), jen.Id("v"), jen.Lit("an object")),
+			jen.Qual(validationPkg, "BadType").Call(jen.Id("errs"), jen.Id("p").Dot("String").Call(), jen.Id("v"), jen.Lit("an object")),
 			jen.Return(),
 		)
 		g.Id("known").Op(":=").Lit(0)
@@ -65,7 +66,7 @@ func (e *emitter) objectJSON(fn jsonFn) (jen.Code, error) {
 			if fn.base[prop] {
 				doc = e.base
 			}
-			a := at{parent: "p", step: stepName, arg: jen.Lit(prop)}
+			a := at{parent: "p", step: validation.StepName, arg: jen.Lit(prop)}
 			x := e.local("x")
 			check, _, err := block(func(g *jen.Group) error {
 				g.Id("known").Op("++")
@@ -88,7 +89,7 @@ func (e *emitter) objectJSON(fn jsonFn) (jen.Code, error) {
 			jen.For(jen.List(jen.Id("_"), jen.Id(k)).Op(":=").Range().Qual("slices", "Sorted").Call(jen.Qual("maps", "Keys").Call(jen.Id("m")))).Block(
 				jen.Switch(jen.Id(k)).Block(
 					jen.Case(known...),
-					jen.Default().Block(jen.Id("errs").Dot("Add").Call(jen.Id("p").Dot("field").Call(jen.Id(k)), jen.Lit("unknown field"))),
+					jen.Default().Block(jen.Id("errs").Dot("Add").Call(jen.Id("p").Dot("Field").Call(jen.Id(k)), jen.Lit("unknown field"))),
 				),
 			),
 		)
@@ -101,7 +102,7 @@ func (e *emitter) objectJSON(fn jsonFn) (jen.Code, error) {
 		fmt.Sprintf("%s appends to errs every way v, a decoded JSON value, breaks", fn.name),
 		"its object schema, naming fields below p.",
 	).Func().Id(fn.name).
-		Params(jen.Id("v").Any(), jen.Id("p").Op("*").Id("fieldPath"), jen.Id("errs").Op("*").Qual(objectPkg, "FieldErrors")).
+		Params(jen.Id("v").Any(), jen.Id("p").Op("*").Qual(validationPkg, "Path"), jen.Id("errs").Op("*").Qual(objectPkg, "FieldErrors")).
 		Add(body), nil
 }
 
@@ -137,7 +138,7 @@ func (e *emitter) jsonValue(g *jen.Group, doc *openapi3.T, x jen.Code, ref *open
 		return err
 	}
 	bad := func(want string) jen.Code {
-		return jen.Id("badType").Call(jen.Id("errs"), a.str(), x, jen.Lit(want))
+		return jen.Qual(validationPkg, "BadType").Call(jen.Id("errs"), a.str(), x, jen.Lit(want))
 	}
 	switch k {
 	case kString:
@@ -164,14 +165,14 @@ func (e *emitter) jsonValue(g *jen.Group, doc *openapi3.T, x jen.Code, ref *open
 		if k == kInteger {
 			want = "an integer"
 		}
-		st := g.If(jen.List(jen.Id(f), jen.Id("ok")).Op(":=").Id("jsonNumber").Call(x), jen.Op("!").Id("ok")).Block(bad(want))
+		st := g.If(jen.List(jen.Id(f), jen.Id("ok")).Op(":=").Add(jen.Qual(validationPkg, "JSONNumber")).Call(x), jen.Op("!").Id("ok")).Block(bad(want))
 		if k == kInteger {
 			st.Else().If(jen.Id(f).Op("!=").Qual("math", "Trunc").Call(jen.Id(f))).BlockFunc(func(g *jen.Group) { add(g, a, msgInteger) })
-			rangeFn, rangeMsg := "isInt64", "must be a 64-bit integer"
+			rangeFn, rangeMsg := "IsInt64", "must be a 64-bit integer"
 			if s.Format == "int32" {
-				rangeFn, rangeMsg = "isInt32", "must be a 32-bit integer"
+				rangeFn, rangeMsg = "IsInt32", "must be a 32-bit integer"
 			}
-			st.Else().If(jen.Op("!").Id(rangeFn).Call(jen.Id(f))).BlockFunc(func(g *jen.Group) { add(g, a, rangeMsg) })
+			st.Else().If(jen.Op("!").Qual(validationPkg, rangeFn).Call(jen.Id(f))).BlockFunc(func(g *jen.Group) { add(g, a, rangeMsg) })
 		}
 		if s.Min != nil || s.Max != nil {
 			// Compared as float64, like kin-openapi.
@@ -181,7 +182,7 @@ func (e *emitter) jsonValue(g *jen.Group, doc *openapi3.T, x jen.Code, ref *open
 	case kBoolean:
 		g.If(jen.List(jen.Id("_"), jen.Id("ok")).Op(":=").Add(x).Assert(jen.Bool()), jen.Op("!").Id("ok")).Block(bad("a boolean"))
 	case kFreeMap:
-		g.If(jen.List(jen.Id("_"), jen.Id("ok")).Op(":=").Id("jsonObject").Call(x), jen.Op("!").Id("ok")).Block(bad("an object"))
+		g.If(jen.List(jen.Id("_"), jen.Id("ok")).Op(":=").Add(jen.Qual(validationPkg, "JSONObject")).Call(x), jen.Op("!").Id("ok")).Block(bad("an object"))
 	case kObject:
 		fname := name
 		if comp != "" {
@@ -211,13 +212,13 @@ func (e *emitter) jsonArray(g *jen.Group, doc *openapi3.T, x jen.Code, s *openap
 		Else().BlockFunc(func(g *jen.Group) {
 		itemsCount(g, s, jen.Id(arr), a)
 		if s.UniqueItems {
-			g.If(jen.Op("!").Id("uniqueJSON").Call(jen.Id(arr))).BlockFunc(func(g *jen.Group) { add(g, a, msgUnique) })
+			g.If(jen.Op("!").Qual(validationPkg, "UniqueJSON").Call(jen.Id(arr))).BlockFunc(func(g *jen.Group) { add(g, a, msgUnique) })
 		}
 		y := e.local("y")
 		var body *jen.Statement
 		var empty bool
 		body, empty, err = block(func(g *jen.Group) error {
-			return e.jsonValue(g, doc, jen.Id(y), s.Items, at{parent: p, local: true, step: stepIndex, arg: jen.Id(i)}, name+"Item")
+			return e.jsonValue(g, doc, jen.Id(y), s.Items, at{parent: p, local: true, step: validation.StepIndex, arg: jen.Id(i)}, name+"Item")
 		})
 		if err != nil || empty {
 			return
@@ -231,7 +232,7 @@ func (e *emitter) jsonArray(g *jen.Group, doc *openapi3.T, x jen.Code, s *openap
 func (e *emitter) jsonMap(g *jen.Group, doc *openapi3.T, x jen.Code, s *openapi3.Schema, a at, name string, bad func(string) jen.Code) error {
 	m, p, k, y := e.local("m"), e.local("p"), e.local("k"), e.local("y")
 	check := func(g *jen.Group) error {
-		return e.jsonValue(g, doc, jen.Id(y), s.AdditionalProperties.Schema, at{parent: p, local: true, step: stepKey, arg: jen.Id(k)}, name+"Value")
+		return e.jsonValue(g, doc, jen.Id(y), s.AdditionalProperties.Schema, at{parent: p, local: true, step: validation.StepKey, arg: jen.Id(k)}, name+"Value")
 	}
 	body, _, err := block(func(g *jen.Group) error {
 		g.Id(y).Op(":=").Id(m).Index(jen.Id(k))
@@ -240,10 +241,10 @@ func (e *emitter) jsonMap(g *jen.Group, doc *openapi3.T, x jen.Code, s *openapi3
 	if err != nil {
 		return err
 	}
-	g.If(jen.List(jen.Id(m), jen.Id("ok")).Op(":=").Id("jsonObject").Call(x), jen.Op("!").Id("ok")).Block(bad("an object")).
+	g.If(jen.List(jen.Id(m), jen.Id("ok")).Op(":=").Add(jen.Qual(validationPkg, "JSONObject")).Call(x), jen.Op("!").Id("ok")).Block(bad("an object")).
 		Else().Block(
 		nodeDecl(p, a),
-		jen.Id("eachKey").Call(jen.Id(m), jen.Id("errs"), jen.Func().Params(jen.Id(k).String()).Add(body)),
+		jen.Qual(validationPkg, "EachKey").Call(jen.Id(m), jen.Id("errs"), jen.Func().Params(jen.Id(k).String()).Add(body)),
 	)
 	return nil
 }

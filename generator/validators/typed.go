@@ -8,6 +8,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/svcrun/svc/runtime/validation"
 )
 
 // typedStruct emits the validate method of the struct generated for
@@ -24,7 +25,7 @@ func (e *emitter) typedStruct(comp string, s *openapi3.Schema) (jen.Code, error)
 		fmt.Sprintf("validate appends to errs every way o breaks the %s schema, naming", comp),
 		"fields below p.",
 	).Func().Params(jen.Id("o").Op("*").Id(name)).Id("validate").
-		Params(jen.Id("p").Op("*").Id("fieldPath"), jen.Id("errs").Op("*").Qual(objectPkg, "FieldErrors")).
+		Params(jen.Id("p").Op("*").Qual(validationPkg, "Path"), jen.Id("errs").Op("*").Qual(objectPkg, "FieldErrors")).
 		Add(body), nil
 }
 
@@ -57,7 +58,7 @@ func (e *emitter) structBody(comp string, s *openapi3.Schema) (*jen.Statement, b
 			if err != nil {
 				return fmt.Errorf("struct %s: %w", name, err)
 			}
-			a := at{parent: "p", step: stepName, arg: jen.Lit(prop)}
+			a := at{parent: "p", step: validation.StepName, arg: jen.Lit(prop)}
 			required := slices.Contains(s.Required, prop)
 			if err := e.typedField(g, jen.Id("o").Dot(f.Name), t, s.Properties[prop], a, required, name+f.Name); err != nil {
 				return fmt.Errorf("%s.%s: %w", name, f.Name, err)
@@ -149,7 +150,7 @@ func (e *emitter) typedValue(g *jen.Group, v jen.Code, t ast.Expr, s *openapi3.S
 			if s.Format != "date-time" {
 				return fmt.Errorf("time.Time for a string without format date-time")
 			}
-			g.If(jen.Op("!").Id("isJSONTime").Call(v)).BlockFunc(func(g *jen.Group) {
+			g.If(jen.Op("!").Qual(validationPkg, "IsJSONTime").Call(v)).BlockFunc(func(g *jen.Group) {
 				add(g, a, msgDateTime)
 			})
 			return nil
@@ -223,11 +224,11 @@ func (e *emitter) typedArray(g *jen.Group, v jen.Code, t ast.Expr, s *openapi3.S
 		return err
 	}
 	if s.UniqueItems {
-		fn := "unique"
+		fn := "Unique"
 		if ik == kNumber {
-			fn = "uniqueFloats"
+			fn = "UniqueFloats"
 		}
-		g.If(jen.Op("!").Id(fn).Call(v)).BlockFunc(func(g *jen.Group) { add(g, a, msgUnique) })
+		g.If(jen.Op("!").Qual(validationPkg, fn).Call(v)).BlockFunc(func(g *jen.Group) { add(g, a, msgUnique) })
 	}
 	elem, err := e.elemType(t)
 	if err != nil {
@@ -236,7 +237,7 @@ func (e *emitter) typedArray(g *jen.Group, v jen.Code, t ast.Expr, s *openapi3.S
 	p, i := e.local("p"), e.local("i")
 	body, empty, err := block(func(g *jen.Group) error {
 		return e.typedElem(g, jen.Add(v).Index(jen.Id(i)), elem, items, ik,
-			at{parent: p, local: true, step: stepIndex, arg: jen.Id(i)}, name+"Item")
+			at{parent: p, local: true, step: validation.StepIndex, arg: jen.Id(i)}, name+"Item")
 	})
 	if err != nil || empty {
 		return err
@@ -261,7 +262,7 @@ func (e *emitter) typedMap(g *jen.Group, v jen.Code, t ast.Expr, s *openapi3.Sch
 	}
 	p, k, x := e.local("p"), e.local("k"), e.local("v")
 	check := func(g *jen.Group) error {
-		return e.typedElem(g, jen.Id(x), elem, vals, vk, at{parent: p, local: true, step: stepKey, arg: jen.Id(k)}, name+"Value")
+		return e.typedElem(g, jen.Id(x), elem, vals, vk, at{parent: p, local: true, step: validation.StepKey, arg: jen.Id(k)}, name+"Value")
 	}
 	if empty, err := e.probe(check); err != nil || empty {
 		return err
@@ -274,7 +275,7 @@ func (e *emitter) typedMap(g *jen.Group, v jen.Code, t ast.Expr, s *openapi3.Sch
 		return err
 	}
 	g.Add(nodeDecl(p, a))
-	g.Id("eachKey").Call(v, jen.Id("errs"), jen.Func().Params(jen.Id(k).String()).Add(body))
+	g.Qual(validationPkg, "EachKey").Call(v, jen.Id("errs"), jen.Func().Params(jen.Id(k).String()).Add(body))
 	return nil
 }
 
@@ -335,17 +336,17 @@ func block(f func(g *jen.Group) error) (*jen.Statement, bool, error) {
 	return st, fmt.Sprintf("%#v", st) == "{\n}", err
 }
 
-// nodeDecl declares the fieldPath variable name for the value at a.
+// nodeDecl declares the validation.Path variable name for the value at a.
 func nodeDecl(name string, a at) jen.Code {
 	field := func(k string, v jen.Code) jen.Code { return jen.Id(k).Op(":").Add(v) }
-	vals := []jen.Code{field("parent", a.ptr())}
+	vals := []jen.Code{field("Parent", a.ptr())}
 	switch a.step {
-	case stepName:
-		vals = append(vals, field("name", a.arg))
-	case stepIndex:
-		vals = append(vals, field("index", a.arg), field("kind", jen.Id("stepIndex")))
-	case stepKey:
-		vals = append(vals, field("name", a.arg), field("kind", jen.Id("stepKey")))
+	case validation.StepName:
+		vals = append(vals, field("Name", a.arg))
+	case validation.StepIndex:
+		vals = append(vals, field("Index", a.arg), field("Kind", jen.Qual(validationPkg, "StepIndex")))
+	case validation.StepKey:
+		vals = append(vals, field("Name", a.arg), field("Kind", jen.Qual(validationPkg, "StepKey")))
 	}
-	return jen.Id(name).Op(":=").Id("fieldPath").Values(vals...)
+	return jen.Id(name).Op(":=").Qual(validationPkg, "Path").Values(vals...)
 }

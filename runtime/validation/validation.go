@@ -1,13 +1,14 @@
-// Package rt holds the helpers the validator generator copies into every
-// generated validate file (only the ones a file uses). They live here as
-// real code so that they are compiled, vetted and tested once; nothing
-// imports this package. Everything is unexported because the copies
-// become part of each generated package.
+// Package validation holds the helpers that generated validators call:
+// lazily built field paths, deterministic map walks, uniqueness checks,
+// JSON value coercions and the string formats (email, uri, uuid, date,
+// date-time). The generated code of every plugin imports it, so each
+// check is compiled, vetted and tested once.
 //
 // The format checks define what the generated validators accept; the
 // kin-openapi options in generator/validators (KinOptions) define the
-// same formats independently, and the tests compare the two.
-package rt
+// same formats independently, and generator/validators' tests compare the
+// two.
+package validation
 
 import (
 	"encoding/json"
@@ -21,76 +22,80 @@ import (
 	"github.com/svcrun/svc/runtime/object"
 )
 
-// fieldPath is a field path built lazily: a chain of steps kept on the
+// Path is a field path built lazily: a chain of steps kept on the
 // stack while valid values are checked, turned into a string
 // ("spec.parts[1].sku", "metadata.labels[team]") only when a violation is
-// reported. A nil *fieldPath is the document root.
-type fieldPath struct {
-	parent *fieldPath
-	name   string // property name, or map key for a stepKey
-	index  int
-	kind   uint8
+// reported. A nil *Path is the document root.
+//
+// Generated validators build steps as composite literals on the stack and
+// call Field, Item and Entry only to report; none of it allocates until a
+// violation is reported.
+type Path struct {
+	Parent *Path
+	Name   string // property name, or map key for a StepKey
+	Index  int
+	Kind   uint8
 }
 
-// Kinds of fieldPath steps.
+// Kinds of Path steps.
 const (
-	stepName uint8 = iota
-	stepIndex
-	stepKey
+	StepName uint8 = iota
+	StepIndex
+	StepKey
 )
 
 // String returns the path, or "(root)" for the root.
-func (p *fieldPath) String() string {
+func (p *Path) String() string {
 	if p == nil {
 		return "(root)"
 	}
 	return string(p.appendTo(make([]byte, 0, 48)))
 }
 
-func (p *fieldPath) appendTo(b []byte) []byte {
+func (p *Path) appendTo(b []byte) []byte {
 	if p == nil {
 		return b
 	}
-	b = p.parent.appendTo(b)
-	switch p.kind {
-	case stepIndex:
+	b = p.Parent.appendTo(b)
+	switch p.Kind {
+	case StepIndex:
 		b = append(b, '[')
-		b = strconv.AppendInt(b, int64(p.index), 10)
+		b = strconv.AppendInt(b, int64(p.Index), 10)
 		return append(b, ']')
-	case stepKey:
+	case StepKey:
 		b = append(b, '[')
-		b = append(b, p.name...)
+		b = append(b, p.Name...)
 		return append(b, ']')
 	}
 	if len(b) > 0 {
 		b = append(b, '.')
 	}
-	return append(b, p.name...)
+	return append(b, p.Name...)
 }
 
-// field returns the path of property name below p.
-func (p *fieldPath) field(name string) string {
-	q := fieldPath{parent: p, name: name}
+// Field returns the path of property name below p.
+func (p *Path) Field(name string) string {
+	q := Path{Parent: p, Name: name}
 	return q.String()
 }
 
-// item returns the path of array item i below p.
-func (p *fieldPath) item(i int) string {
-	q := fieldPath{parent: p, index: i, kind: stepIndex}
+// Item returns the path of array item i below p.
+func (p *Path) Item(i int) string {
+	q := Path{Parent: p, Index: i, Kind: StepIndex}
 	return q.String()
 }
 
-// entry returns the path of map entry k below p.
-func (p *fieldPath) entry(k string) string {
-	q := fieldPath{parent: p, name: k, kind: stepKey}
+// Entry returns the path of map entry k below p.
+func (p *Path) Entry(k string) string {
+	q := Path{Parent: p, Name: k, Kind: StepKey}
 	return q.String()
 }
 
-// eachKey calls check for every key of m. Map order is random, so when
+// EachKey calls check for every key of m. Map order is random, so when
 // check reports a violation the keys are checked again in sorted order:
 // the error list comes out the same on every run, and sorting costs
 // nothing while the map is valid.
-func eachKey[V any](m map[string]V, errs *object.FieldErrors, check func(k string)) {
+func EachKey[V any](m map[string]V, errs *object.FieldErrors, check func(k string)) {
 	mark := len(*errs)
 	for k := range m {
 		check(k)
@@ -108,8 +113,8 @@ func eachKey[V any](m map[string]V, errs *object.FieldErrors, check func(k strin
 // allocates nothing; bigger arrays use a map.
 const smallSet = 32
 
-// unique reports whether xs holds no value twice.
-func unique[T comparable](xs []T) bool {
+// Unique reports whether xs holds no value twice.
+func Unique[T comparable](xs []T) bool {
 	if len(xs) <= smallSet {
 		for i := 1; i < len(xs); i++ {
 			for j := range i {
@@ -130,9 +135,9 @@ func unique[T comparable](xs []T) bool {
 	return true
 }
 
-// uniqueFloats reports whether xs holds no number twice, comparing as
+// UniqueFloats reports whether xs holds no number twice, comparing as
 // JSON text does (kin-openapi compares encodings): 0 and -0 differ.
-func uniqueFloats(xs []float64) bool {
+func UniqueFloats(xs []float64) bool {
 	bits := func(f float64) uint64 { return math.Float64bits(f) }
 	if len(xs) <= smallSet {
 		for i := 1; i < len(xs); i++ {
@@ -154,10 +159,10 @@ func uniqueFloats(xs []float64) bool {
 	return true
 }
 
-// uniqueJSON reports whether a decoded JSON array holds no value twice,
+// UniqueJSON reports whether a decoded JSON array holds no value twice,
 // two values being the same when they encode to the same JSON, as
 // kin-openapi decides it (so 1 and json.Number("1.0") differ).
-func uniqueJSON(xs []any) bool {
+func UniqueJSON(xs []any) bool {
 	if len(xs) < 2 {
 		return true
 	}
@@ -175,9 +180,9 @@ func uniqueJSON(xs []any) bool {
 	return true
 }
 
-// jsonObject returns v as a JSON object: a map[string]any, or a
+// JSONObject returns v as a JSON object: a map[string]any, or a
 // map[any]any whose keys are all strings (as YAML decoders produce).
-func jsonObject(v any) (map[string]any, bool) {
+func JSONObject(v any) (map[string]any, bool) {
 	switch m := v.(type) {
 	case map[string]any:
 		return m, true
@@ -195,9 +200,9 @@ func jsonObject(v any) (map[string]any, bool) {
 	return nil, false
 }
 
-// jsonNumber returns v as a finite float64 when v is a number as JSON and
+// JSONNumber returns v as a finite float64 when v is a number as JSON and
 // YAML decoders produce them.
-func jsonNumber(v any) (float64, bool) {
+func JSONNumber(v any) (float64, bool) {
 	var f float64
 	switch n := v.(type) {
 	case float64:
@@ -222,15 +227,15 @@ func jsonNumber(v any) (float64, bool) {
 	return f, true
 }
 
-// isInt64 reports whether an integral f is within int64. 2^63 passes:
+// IsInt64 reports whether an integral f is within int64. 2^63 passes:
 // it is how float64 spells math.MaxInt64, and kin-openapi lets it pass.
-func isInt64(f float64) bool { return f >= -(1<<63) && f <= 1<<63 }
+func IsInt64(f float64) bool { return f >= -(1<<63) && f <= 1<<63 }
 
-// isInt32 reports whether an integral f is within int32.
-func isInt32(f float64) bool { return f >= math.MinInt32 && f <= math.MaxInt32 }
+// IsInt32 reports whether an integral f is within int32.
+func IsInt32(f float64) bool { return f >= math.MinInt32 && f <= math.MaxInt32 }
 
-// badType reports a value of the wrong JSON type at path.
-func badType(errs *object.FieldErrors, path string, v any, want string) {
+// BadType reports a value of the wrong JSON type at path.
+func BadType(errs *object.FieldErrors, path string, v any, want string) {
 	if v == nil {
 		errs.Add(path, "must not be null")
 		return
@@ -238,10 +243,10 @@ func badType(errs *object.FieldErrors, path string, v any, want string) {
 	errs.Add(path, "must be %s", want)
 }
 
-// isEmail reports whether s looks like an email address: one "@" with
+// IsEmail reports whether s looks like an email address: one "@" with
 // text on both sides, and no whitespace, '<', '>', '"' or ',' after it
 // (kin-openapi's FormatOfStringForEmail, without a regexp).
-func isEmail(s string) bool {
+func IsEmail(s string) bool {
 	at := -1
 	for i := 0; i < len(s); i++ {
 		if s[i] == '@' {
@@ -263,10 +268,10 @@ func isEmail(s string) bool {
 	return true
 }
 
-// isURI reports whether s is an absolute URI: net/url parses it and finds
+// IsURI reports whether s is an absolute URI: net/url parses it and finds
 // a scheme. Common URIs are recognised without url.Parse, which
 // allocates; anything unusual goes to url.Parse itself.
-func isURI(s string) bool {
+func IsURI(s string) bool {
 	if simpleURI(s) {
 		return true
 	}
@@ -339,9 +344,9 @@ func simpleURI(s string) bool {
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
 
-// isUUID reports whether s is a UUID in its text form: 32 hex digits in
+// IsUUID reports whether s is a UUID in its text form: 32 hex digits in
 // groups of 8-4-4-4-12, any version and variant.
-func isUUID(s string) bool {
+func IsUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}
@@ -362,19 +367,19 @@ func isUUID(s string) bool {
 
 func isHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
-// isDate reports whether s is a date as kin-openapi's FormatOfStringDate
+// IsDate reports whether s is a date as kin-openapi's FormatOfStringDate
 // has it: YYYY-MM-DD with month 01-12 and day 01-31 (any month).
-func isDate(s string) bool {
+func IsDate(s string) bool {
 	return len(s) == 10 && digits(s[0:4]) && s[4] == '-' && s[7] == '-' &&
 		inRange(s[5:7], 1, 12) && inRange(s[8:10], 1, 31)
 }
 
-// isDateTime reports whether s is an RFC 3339 date-time that Go's
+// IsDateTime reports whether s is an RFC 3339 date-time that Go's
 // time.Time reads and writes back: kin-openapi's FormatOfStringDateTime,
 // a day that exists in its month, seconds 00-59 (no leap second) and a
 // UTC offset of at most 23:59.
-func isDateTime(s string) bool {
-	if len(s) < len("2006-01-02T15:04:05Z") || !isDate(s[:10]) || s[10] != 'T' ||
+func IsDateTime(s string) bool {
+	if len(s) < len("2006-01-02T15:04:05Z") || !IsDate(s[:10]) || s[10] != 'T' ||
 		s[13] != ':' || s[16] != ':' ||
 		!inRange(s[11:13], 0, 23) || !inRange(s[14:16], 0, 59) || !inRange(s[17:19], 0, 59) {
 		return false
@@ -434,9 +439,9 @@ func daysIn(month, year int) int {
 	return 31
 }
 
-// isJSONTime reports whether encoding/json can write t as an RFC 3339
+// IsJSONTime reports whether encoding/json can write t as an RFC 3339
 // date-time: a four-digit year and a UTC offset under 24 hours.
-func isJSONTime(t time.Time) bool {
+func IsJSONTime(t time.Time) bool {
 	if y := t.Year(); y < 0 || y > 9999 {
 		return false
 	}

@@ -1,0 +1,6 @@
+//go:build race
+
+package validation
+
+// raceEnabled: the race detector makes some code allocate.
+const raceEnabled = true
