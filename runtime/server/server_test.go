@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -126,8 +128,9 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr bytes.Buffer
 	done := make(chan error, 1)
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
 	go func() {
-		done <- server.Run(ctx, []string{"--addr", addr, "--data-dir", t.TempDir()}, &stdout, &stderr,
+		done <- server.Run(ctx, []string{"--addr", addr, "--data-dir", t.TempDir(), "--cpu-profile", prof}, &stdout, &stderr,
 			server.Config{Models: []*model.Model{storetest.PersonModel()}})
 	}()
 	var res *http.Response
@@ -162,6 +165,14 @@ func TestRunServesUntilCancelled(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("log lacks %s", want)
 		}
+	}
+	// The profile is written at shutdown: a gzip'ed pprof protobuf.
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--cpu-profile wrote %d bytes (%v), want a gzip'ed profile", len(b), err)
+	}
+	err = server.Run(context.Background(), []string{"--addr", "127.0.0.1:0", "--memory", "--cpu-profile", filepath.Join(t.TempDir(), "no", "such", "dir")}, io.Discard, io.Discard, server.Config{})
+	if err == nil || !strings.Contains(err.Error(), "--cpu-profile") {
+		t.Errorf("Run with an unwritable --cpu-profile = %v, want an error naming the flag", err)
 	}
 }
 
