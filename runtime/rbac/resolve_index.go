@@ -1,6 +1,9 @@
 package rbac
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // ruleIndex answers RulesAllow over a fixed rule set without scanning every
 // rule. Resource rules are filed under each API group, then each resource
@@ -143,7 +146,7 @@ func (ix *ruleIndex) indexGroups(es []entry) {
 	}
 	var anyList []entry
 	for _, e := range es {
-		if hasWildcard(e.rule.APIGroups) {
+		if slices.Contains(e.rule.APIGroups, All) {
 			anyList = append(anyList, e)
 			for g, l := range lists {
 				lists[g] = append(l, e)
@@ -169,16 +172,6 @@ func appendOnce(l []entry, e entry) []entry {
 	return append(l, e)
 }
 
-// hasWildcard reports whether keys holds "*".
-func hasWildcard(keys []string) bool {
-	for _, k := range keys {
-		if k == All {
-			return true
-		}
-	}
-	return false
-}
-
 func newResourceNode(es []entry) *resourceNode {
 	lists := map[resKey][]entry{}
 	// Create every key first so that wildcard rules reach all of them, and
@@ -198,7 +191,7 @@ func newResourceNode(es []entry) *resourceNode {
 	}
 	var anyList []entry
 	for _, e := range es {
-		if hasWildcard(e.rule.Resources) {
+		if slices.Contains(e.rule.Resources, All) {
 			anyList = append(anyList, e)
 			for k, l := range lists {
 				lists[k] = append(l, e)

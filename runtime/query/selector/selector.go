@@ -1,6 +1,7 @@
 package selector
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -110,24 +111,13 @@ func (r Requirement) Matches(v string, ok bool) bool {
 	case NotEquals:
 		return !ok || len(r.Values) == 0 || v != r.Values[0]
 	case In:
-		return ok && contains(r.Values, v)
+		return ok && slices.Contains(r.Values, v)
 	case NotIn:
-		return !ok || !contains(r.Values, v)
+		return !ok || !slices.Contains(r.Values, v)
 	case Exists:
 		return ok
 	case DoesNotExist:
 		return !ok
-	}
-	return false
-}
-
-// contains is a linear scan: sets in selectors are a handful of values, and a
-// hand-built Requirement may not be sorted.
-func contains(values []string, v string) bool {
-	for _, x := range values {
-		if x == v {
-			return true
-		}
 	}
 	return false
 }
