@@ -161,13 +161,8 @@ func (u *userCentre) update(c *gin.Context) error {
 	}
 	// The checks below judge cur, so the write must replace exactly cur:
 	// the store refuses it if the post changed since.
-	kind := u.m.GVK().String()
-	if p.Metadata.Version == nil {
-		return &store.ConflictError{Kind: kind, Name: name, Reason: "metadata.version is required for an update"}
-	}
-	if sent, stored := *p.Metadata.Version, cur.Metadata.GetVersion(); sent != stored {
-		return &store.ConflictError{Kind: kind, Name: name,
-			Reason: fmt.Sprintf("metadata.version %d does not match the stored version %d; read the object again and retry", sent, stored)}
+	if err := store.CheckVersion(u.m.GVK().String(), name, p.Metadata.Version, cur.Metadata.GetVersion()); err != nil {
+		return err
 	}
 	if published(cur) && !u.mayPublish(c, name) {
 		return problem.New(http.StatusForbidden, "user %q may not change post %q: it is published, and changing a published post needs the right to publish", user, name)

@@ -94,15 +94,15 @@ func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (
 	md := &obj.GetEnvelope().Metadata
 	kind := m.GVK().String()
 	if md.Version == nil {
-		return nil, &ConflictError{Kind: kind, Name: md.Name, Reason: "metadata.version is required for an update"}
+		return nil, CheckVersion(kind, md.Name, nil, 0)
 	}
 	want := *md.Version
 	cur, err := s.Get(ctx, m, md.Name)
 	if err != nil {
 		return nil, err
 	}
-	if cur.Version != want {
-		return nil, versionConflict(kind, md.Name, want, cur.Version)
+	if err := CheckVersion(kind, md.Name, md.Version, cur.Version); err != nil {
+		return nil, err
 	}
 	// The client can neither set nor clear server-managed fields; the
 	// record's keys hold them exactly, so the stored JSON is not decoded.
@@ -145,7 +145,7 @@ func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (
 			return err
 		}
 		if old.Version != want || old.created != rec.created {
-			return versionConflict(kind, rec.Name, want, old.Version)
+			return versionMismatch(kind, rec.Name, want, old.Version)
 		}
 		if rec.Deleting() && !rec.pending {
 			b.remove(t, old, rec)
@@ -300,7 +300,19 @@ func timeOf(k model.Key) *time.Time {
 	return &t
 }
 
-func versionConflict(kind, name string, sent, stored int64) error {
+// CheckVersion is the optimistic lock of an update: a *ConflictError when
+// the client sent no metadata.version or one other than stored, else nil.
+func CheckVersion(kind, name string, sent *int64, stored int64) error {
+	switch {
+	case sent == nil:
+		return &ConflictError{Kind: kind, Name: name, Reason: "metadata.version is required for an update"}
+	case *sent != stored:
+		return versionMismatch(kind, name, *sent, stored)
+	}
+	return nil
+}
+
+func versionMismatch(kind, name string, sent, stored int64) error {
 	return &ConflictError{Kind: kind, Name: name,
 		Reason: fmt.Sprintf("metadata.version %d does not match the stored version %d; read the object again and retry", sent, stored)}
 }
