@@ -409,3 +409,36 @@ func TestWatchDisconnectsAClientThatStopsReading(t *testing.T) {
 		t.Errorf("the stalled client got all %d events; want the stream cut short", n)
 	}
 }
+
+// TestWatchPingsFindDeadClients: an idle stream is pinged; a client that
+// answers (coder/websocket answers while a Read waits) stays connected,
+// one that answers nothing is disconnected although no event was sent.
+func TestWatchPingsFindDeadClients(t *testing.T) {
+	e := newEnvWith(t, api.Options{WatchPingInterval: 50 * time.Millisecond, WatchWriteTimeout: 200 * time.Millisecond})
+	alive := dial(t, e, base+"?watch=true")
+	dead := dial(t, e, base+"?watch=true")
+	got := make(chan string, 1)
+	go func() { // alive reads, and so answers pings
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, b, err := alive.Read(ctx)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		var f frame
+		json.Unmarshal(b, &f)
+		got <- f.Type + " " + f.Object.Metadata.Name
+	}()
+	time.Sleep(time.Second) // many ping intervals, several timeouts
+	// dead never read, so it answered no ping: the server has cut it off.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := dead.Read(ctx); err == nil || ctx.Err() != nil {
+		t.Errorf("the client that answers no ping: read = %v, want the connection closed", err)
+	}
+	e.create(`{"metadata":{"name":"late"},"spec":{"name":"x"}}`)
+	if g := <-got; g != "ADDED late" {
+		t.Errorf("the client that answers pings got %q, want ADDED late", g)
+	}
+}

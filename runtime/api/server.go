@@ -44,8 +44,12 @@ type Options struct {
 	NotReady func() []string
 	// WatchWriteTimeout is how long one watch event may take to reach a
 	// client's socket before the client is taken as gone and disconnected.
-	// Default 10 s.
+	// Default 10 s. A ping not answered within it ends the stream too.
 	WatchWriteTimeout time.Duration
+	// WatchPingInterval is how often an open watch is pinged, which keeps
+	// idle connections alive through proxies and finds dead clients.
+	// Default 30 s.
+	WatchPingInterval time.Duration
 }
 
 // Routes adds a set of routes (a plugin's custom API, the console API) to
@@ -79,6 +83,9 @@ func New(opts Options) *Server {
 	}
 	if opts.WatchWriteTimeout <= 0 {
 		opts.WatchWriteTimeout = defaultWriteTimeout
+	}
+	if opts.WatchPingInterval <= 0 {
+		opts.WatchPingInterval = defaultPingInterval
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes

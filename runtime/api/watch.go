@@ -15,11 +15,10 @@ import (
 	"github.com/svcrun/svc/runtime/watch"
 )
 
-// Watch stream timing: a ping keeps idle connections alive through
-// proxies; a write that takes longer than Options.WatchWriteTimeout means
-// the client is not reading, and it is disconnected.
+// Watch stream timing defaults; see Options.WatchPingInterval and
+// Options.WatchWriteTimeout.
 const (
-	pingInterval        = 30 * time.Second
+	defaultPingInterval = 30 * time.Second
 	defaultWriteTimeout = 10 * time.Second
 )
 
@@ -47,7 +46,7 @@ func (a *modelAPI) watch(c *gin.Context, name string) error {
 	// The server only writes; CloseRead handles pings and notices when the
 	// client goes away.
 	ctx := conn.CloseRead(context.WithoutCancel(c.Request.Context()))
-	ping := time.NewTicker(pingInterval)
+	ping := time.NewTicker(a.s.opts.WatchPingInterval)
 	defer ping.Stop()
 	// One timer bounds every write of the stream: a client that stops
 	// reading is disconnected after the timeout. (A context with a
