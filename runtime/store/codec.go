@@ -127,6 +127,7 @@ func parseKeys(r *Record, section []byte) bool {
 		for i := range r.labels {
 			r.labels[i] = str()
 		}
+		r.sig = labelSig(r.labels)
 	}
 	r.created = model.Key(str())
 	r.deletion = model.Key(str())

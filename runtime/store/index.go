@@ -40,11 +40,12 @@ type entry struct {
 	// entries does not touch their records (a cache miss each).
 	tie uint64 // tieKey(rec.created)
 	id  uint32 // rec.id
+	sig uint32 // rec.sig
 }
 
 // newEntry returns rec's entry under key a.
 func newEntry(a string, rec *Record) entry {
-	return entry{a: a, rec: rec, tie: tieKey(rec.created), id: rec.id}
+	return entry{a: a, rec: rec, tie: tieKey(rec.created), id: rec.id, sig: rec.sig}
 }
 
 // tieKey packs a creation key into 64 bits that order ascending as the

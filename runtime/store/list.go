@@ -2,10 +2,13 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -69,6 +72,9 @@ type plan struct {
 	fields []fieldTerm
 	sorts  []sortKey // complete: ends with the name
 	multi  []bool    // per index position: may hold several keys
+	// sigs holds, per equality or set label term, the signature bits of
+	// its values: a record whose labelSig shares none cannot match.
+	sigs []uint32
 }
 
 // compile resolves sort and field names to indexes and field values to
@@ -76,6 +82,15 @@ type plan struct {
 func compile(m *model.Model, q Query) (*plan, error) {
 	all := m.AllIndexes()
 	p := &plan{m: m, labels: q.Labels, multi: make([]bool, len(all))}
+	for _, r := range q.Labels {
+		if r.Op == selector.Equals || r.Op == selector.In {
+			var bits uint32
+			for _, val := range r.Values {
+				bits |= labelBit(string(model.LabelKey(r.Key, val)))
+			}
+			p.sigs = append(p.sigs, bits)
+		}
+	}
 	pos := make(map[string]int, len(all))
 	for i, ix := range all {
 		pos[ix.Name] = i
@@ -123,8 +138,19 @@ func compile(m *model.Model, q Query) (*plan, error) {
 	return p, nil
 }
 
+// sigMiss reports whether a record with label signature sig surely fails
+// the label terms; false means it may match.
+func (p *plan) sigMiss(sig uint32) bool {
+	for _, bits := range p.sigs {
+		if sig&bits == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *plan) matches(r *Record) bool {
-	if !p.labels.Matches(r) {
+	if p.sigMiss(r.sig) || !p.labels.Matches(r) {
 		return false
 	}
 	for _, f := range p.fields {
@@ -152,8 +178,10 @@ func (p *plan) matches(r *Record) bool {
 
 // compare orders two records by the plan's sort keys. An absent value
 // sorts first ascending and last descending.
-func (p *plan) compare(a, b *Record) int {
-	for _, sk := range p.sorts {
+func (p *plan) compare(a, b *Record) int { return compareBy(p.sorts, a, b) }
+
+func compareBy(sorts []sortKey, a, b *Record) int {
+	for _, sk := range sorts {
 		if sk.ix == ixName {
 			c := strings.Compare(a.Name, b.Name)
 			if sk.desc {
@@ -198,10 +226,17 @@ type source struct {
 // collectLimit: below this many candidates collecting is always cheap.
 const collectLimit = 1024
 
+// intersectRatio: walking an index entry costs a small fraction of testing
+// a record, so intersecting candidate sets pays while the other sets hold
+// at most this many times the smallest one's entries.
+const intersectRatio = 32
+
 func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int64, error) {
 	all := int64(v.trees[ixCreated].Len()) // one entry per object
 	var best *source
+	var srcs []*source
 	consider := func(src *source) {
+		srcs = append(srcs, src)
 		if best == nil || src.count < best.count {
 			best = src
 		}
@@ -256,15 +291,27 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 	if collect {
 		return p.collect(ctx, v, best, offset, size)
 	}
+	var matched *idSet
 	if !known {
 		// The page is cheap to find by streaming but the total is not
-		// known: count the matches over the smallest candidate set.
-		var err error
-		if total, err = p.countMatches(ctx, v, best); err != nil {
-			return nil, 0, err
+		// known. When every term is a candidate set, the matches are their
+		// intersection, computed from index entries alone. Otherwise count
+		// the matches over the smallest candidate set, testing records.
+		var others int64
+		for _, src := range srcs {
+			others += src.count
+		}
+		if best != nil && len(srcs) == len(p.labels)+len(p.fields) && others-best.count <= intersectRatio*best.count {
+			matched = v.intersect(srcs)
+			total = matched.len()
+		} else {
+			var err error
+			if total, err = p.countMatches(ctx, v, best); err != nil {
+				return nil, 0, err
+			}
 		}
 	}
-	items, err := p.stream(ctx, v, best, all, offset, size, expect, budget)
+	items, err := p.stream(ctx, v, best, matched, all, offset, size, expect, budget)
 	if errors.Is(err, errOverBudget) {
 		return p.collect(ctx, v, best, offset, size)
 	}
@@ -335,15 +382,16 @@ func (v *view) count(src *source) int64 {
 }
 
 // each calls fn for every distinct record of src (every object when src
-// is nil), stopping early when fn returns false.
-func (v *view) each(ctx context.Context, src *source, fn func(*Record) bool) error {
+// is nil) whose entry skip does not reject, stopping early when fn returns
+// false. skip sees the entry only, so a rejected record is not touched.
+func (v *view) each(ctx context.Context, src *source, skip func(sig uint32) bool, fn func(*Record) bool) error {
 	visited := 0
 	cancelled := func() bool {
 		visited++
 		return visited%4096 == 0 && ctx.Err() != nil
 	}
 	if src == nil {
-		v.trees[ixCreated].Scan(func(e entry) bool { return !cancelled() && fn(e.rec) })
+		v.trees[ixCreated].Scan(func(e entry) bool { return !cancelled() && (skip(e.sig) || fn(e.rec)) })
 		return ctx.Err()
 	}
 	if src.ix == ixName {
@@ -363,6 +411,9 @@ func (v *view) each(ctx context.Context, src *source, fn func(*Record) bool) err
 		more := sp.ascendCounted(v.trees[src.ix], func(e entry) bool {
 			if cancelled() {
 				return false
+			}
+			if skip(e.sig) {
+				return true
 			}
 			if seen != nil {
 				if _, dup := seen[e.rec.Name]; dup {
@@ -384,7 +435,7 @@ func (p *plan) collect(ctx context.Context, v *view, src *source, offset int64, 
 	if src != nil {
 		hits = make([]*Record, 0, min(src.count, 1<<16))
 	}
-	err := v.each(ctx, src, func(r *Record) bool {
+	err := v.each(ctx, src, p.sigMiss, func(r *Record) bool {
 		if p.matches(r) {
 			hits = append(hits, r)
 		}
@@ -393,7 +444,7 @@ func (p *plan) collect(ctx context.Context, v *view, src *source, offset int64, 
 	if err != nil {
 		return nil, 0, err
 	}
-	slices.SortFunc(hits, p.compare)
+	p.sort(hits)
 	total := int64(len(hits))
 	if size == 0 {
 		return hits, total, nil
@@ -405,9 +456,75 @@ func (p *plan) collect(ctx context.Context, v *view, src *source, offset int64, 
 	return slices.Clip(hits[offset:end]), total, nil
 }
 
+// sort sorts recs in the plan's order. Each record's first sort key
+// (its first eight bytes, as an integer) and tie key are read once up
+// front: reaching them through the records costs several pointer hops per
+// comparison. The sort moves int32 positions over pointer-free keys, so
+// it costs no write barriers while the collector runs.
+func (p *plan) sort(recs []*Record) {
+	first, rest := p.sorts[0], p.sorts[1:]
+	if first.ix == ixName || len(recs) < 2 {
+		slices.SortFunc(recs, p.compare)
+		return
+	}
+	type keyed struct {
+		pre, tie uint64
+		n        int // key length; -1: no value
+	}
+	ks := make([]keyed, len(recs))
+	order := make([]int32, len(recs))
+	for i, r := range recs {
+		k, has := r.sortKey(first.ix, first.desc)
+		var buf [8]byte
+		copy(buf[:], k)
+		ks[i] = keyed{pre: binary.BigEndian.Uint64(buf[:]), tie: tieKey(r.created), n: len(k)}
+		if !has {
+			ks[i].n = -1
+		}
+		order[i] = int32(i)
+	}
+	// The tie key orders as the creation desc that usually comes next.
+	tieNext := len(rest) > 0 && rest[0] == sortKey{ix: ixCreated, desc: true}
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &ks[i], &ks[j]
+		c := 0
+		switch {
+		case a.n >= 0 && b.n >= 0:
+			if c = cmp.Compare(a.pre, b.pre); c == 0 {
+				if a.n <= 8 && b.n <= 8 {
+					c = cmp.Compare(a.n, b.n) // zero padding hid the length
+				} else {
+					ka, _ := recs[i].sortKey(first.ix, first.desc)
+					kb, _ := recs[j].sortKey(first.ix, first.desc)
+					c = strings.Compare(string(ka), string(kb))
+				}
+			}
+		case a.n >= 0:
+			c = 1
+		case b.n >= 0:
+			c = -1
+		}
+		if first.desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+		if tieNext && a.tie != b.tie {
+			return cmp.Compare(a.tie, b.tie)
+		}
+		return compareBy(rest, recs[i], recs[j])
+	})
+	sorted := make([]*Record, len(recs))
+	for i, o := range order {
+		sorted[i] = recs[o]
+	}
+	copy(recs, sorted)
+}
+
 func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, error) {
 	var n int64
-	err := v.each(ctx, src, func(r *Record) bool {
+	err := v.each(ctx, src, p.sigMiss, func(r *Record) bool {
 		if p.matches(r) {
 			n++
 		}
@@ -423,7 +540,9 @@ func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, e
 // desc, name asc). A descending walk with the default tail therefore goes
 // backwards over the groups of equal keys but forwards inside each group;
 // any other tail gathers each group of ties and sorts it.
-func (p *plan) stream(ctx context.Context, v *view, best *source, all, offset int64, size int, expect, budget int64) ([]*Record, error) {
+//
+// matched, when not nil, holds exactly the ids of the matches.
+func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet, all, offset int64, size int, expect, budget int64) ([]*Record, error) {
 	first := p.sorts[0]
 	rest := p.sorts[1:]
 	// The creation tree holds no value: its forward order is newest first.
@@ -467,7 +586,7 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, all, offset in
 	// quarter of the best candidate set (a bitmap entry costs a fraction of
 	// a record visit), that set is turned into a bitmap of ids, and entries
 	// outside it are passed over without touching their records.
-	var set *idSet
+	set := matched
 	setAfter := int64(math.MaxInt64)
 	if best != nil && best.count < all {
 		setAfter = max(min(2*expect, best.count/4), 256)
@@ -482,7 +601,7 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, all, offset in
 		return !set.has(e.id)
 	}
 	takeEntry := func(e entry) bool {
-		if outside(e) {
+		if p.sigMiss(e.sig) || outside(e) {
 			return visit()
 		}
 		return take(e.rec)
@@ -533,7 +652,7 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, all, offset in
 		var groupKey model.Key
 		groupHas, more := false, true
 		flush := func() {
-			slices.SortFunc(group, p.compare)
+			p.sort(group)
 			for _, r := range group {
 				if more = take(r); !more {
 					break
@@ -542,7 +661,7 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, all, offset in
 			group = group[:0]
 		}
 		gather := func(e entry) bool {
-			if outside(e) {
+			if p.sigMiss(e.sig) || outside(e) {
 				return visit()
 			}
 			k, has := e.rec.sortKey(first.ix, first.desc)
@@ -604,16 +723,47 @@ func (s *idSet) has(id uint32) bool {
 	return w < len(s.bits) && s.bits[w]&(1<<(id%64)) != 0
 }
 
-// idSet returns the ids of src's records. A superset is fine: members are
-// still tested against every term.
+// len returns the number of ids in s.
+func (s *idSet) len() int64 {
+	n := int64(len(s.ids))
+	for _, w := range s.bits {
+		n += int64(bits.OnesCount64(w))
+	}
+	return n
+}
+
+// idSet returns the ids of src's records.
 func (v *view) idSet(src *source) *idSet {
 	s := &idSet{}
+	v.ids(src, s.add)
+	return s
+}
+
+// ids calls fn with the id of every entry of src, without touching the
+// records of index entries.
+func (v *view) ids(src *source, fn func(id uint32)) {
 	if src.ix == ixName {
-		v.each(context.Background(), src, func(r *Record) bool { s.add(r.id); return true })
-		return s
+		v.each(context.Background(), src, func(uint32) bool { return false }, func(r *Record) bool { fn(r.id); return true })
+		return
 	}
 	for _, sp := range src.spans {
-		sp.ascendCounted(v.trees[src.ix], func(e entry) bool { s.add(e.id); return true })
+		sp.ascendCounted(v.trees[src.ix], func(e entry) bool { fn(e.id); return true })
 	}
-	return s
+}
+
+// intersect returns the ids present in every source, starting from the
+// smallest.
+func (v *view) intersect(srcs []*source) *idSet {
+	srcs = slices.SortedFunc(slices.Values(srcs), func(a, b *source) int { return cmp.Compare(a.count, b.count) })
+	set := v.idSet(srcs[0])
+	for _, src := range srcs[1:] {
+		next := &idSet{}
+		v.ids(src, func(id uint32) {
+			if set.has(id) {
+				next.add(id)
+			}
+		})
+		set = next
+	}
+	return set
 }

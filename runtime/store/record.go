@@ -21,7 +21,6 @@ type Record struct {
 	labels   []string // model.LabelKey(key, value), sorted
 	created  model.Key
 	deletion model.Key // empty while the object is not being deleted
-	pending  bool      // has finalizers
 	keys     [][]model.Key
 	// fp is the model.KeysFingerprint the keys were computed under (0:
 	// none). A raw record restored from disk keeps its persisted keys in
@@ -32,10 +31,34 @@ type Record struct {
 	// with persisted keys gets them filled in place by the build that
 	// claims it; only fields a snapshot writer does not read are written.
 	indexed bool
+	pending bool // has finalizers
 	// id numbers the object densely within its table (kept across its
 	// versions), so that a list can hold a candidate set as a bitmap and
 	// test index entries against it without touching their records.
 	id uint32
+	// sig is labelSig(labels), copied into every index entry.
+	sig uint32
+}
+
+// labelSig folds label keys into 32 bits, one bit per label: an entry
+// whose signature lacks the bit of a required label cannot match, so a
+// list passes over it without touching its record. Objects carry few
+// labels, so most bits stay clear and the test rejects most misses.
+func labelSig(labels []string) uint32 {
+	var sig uint32
+	for _, l := range labels {
+		sig |= labelBit(l)
+	}
+	return sig
+}
+
+// labelBit is the signature bit of one model.LabelKey (FNV-1a).
+func labelBit(l string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(l); i++ {
+		h = (h ^ uint32(l[i])) * 16777619
+	}
+	return 1 << (h >> 27)
 }
 
 // Created returns the object's creationTimestamp (zero if it has none),
@@ -71,6 +94,7 @@ func newRecord(m *model.Model, obj object.Object, data []byte) *Record {
 		for _, k := range sortedKeys(md.Labels) {
 			r.labels = append(r.labels, string(model.LabelKey(k, md.Labels[k])))
 		}
+		r.sig = labelSig(r.labels)
 	}
 	if md.CreationTimestamp != nil {
 		r.created = model.TimeKey(*md.CreationTimestamp)

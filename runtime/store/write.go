@@ -51,6 +51,13 @@ func (s *Store) Create(ctx context.Context, m *model.Model, obj object.Object) (
 	for attempt := 0; ; attempt++ {
 		if generate {
 			md.Name = md.GenerateName + randomSuffix()
+		} else if _, st, err := s.ready(m); err == nil {
+			// A durable name answers the conflict without a trip through
+			// the committer; the committer checks again for names in flight.
+			if _, ok := st.byName.get(md.Name); ok {
+				return nil, fmt.Errorf("store: create %s/%s: %w", m.Plural, md.Name,
+					&AlreadyExistsError{Kind: m.GVK().String(), Name: md.Name})
+			}
 		}
 		rec, err := s.encode(m, obj)
 		if err != nil {

@@ -45,6 +45,7 @@ type config struct {
 	WatchRate   float64
 	JSON        bool
 	AllowRemote bool
+	SkipPreload bool
 }
 
 // parseFlags reads and validates the command line.
@@ -57,6 +58,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	concurrency := fs.Int("concurrency", 32, "concurrent workers (and idle keep-alive connections)")
 	duration := fs.Duration("duration", 10*time.Second, "how long each scenario runs")
 	objects := fs.Int("objects", 100000, "how many persons to preload (existing ones are kept)")
+	skipPreload := fs.Bool("skip-preload", false, "trust that the --objects persons exist (a server preloaded by an earlier run)")
 	prefix := fs.String("prefix", "lg", "name prefix of the objects loadgen creates")
 	scenarios := fs.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run, in order: "+strings.Join(allScenarios, ", "))
 	watchers := fs.Int("watchers", 1000, "WebSocket watchers opened by the watch scenario")
@@ -72,7 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	cfg := &config{
 		User: *user, Password: *password, Concurrency: *concurrency, Duration: *duration,
 		Objects: *objects, Prefix: *prefix, Watchers: *watchers, WatchRate: *watchRate,
-		JSON: *jsonOut, AllowRemote: *allowRemote,
+		JSON: *jsonOut, AllowRemote: *allowRemote, SkipPreload: *skipPreload,
 	}
 	var err error
 	if cfg.URL, err = parseServerURL(*rawURL, cfg.AllowRemote); err != nil {
@@ -211,7 +213,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		return err
 	}
 	var results []*result
-	if cfg.Objects > 0 {
+	if cfg.Objects > 0 && !cfg.SkipPreload {
 		r, err := preload(ctx, c, cfg, stderr)
 		if r != nil {
 			results = append(results, r)
