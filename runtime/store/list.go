@@ -552,7 +552,7 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 		len(rest) == 2 && rest[0] == sortKey{ix: ixCreated, desc: true} && rest[1] == sortKey{ix: ixName}
 	noTerms := len(p.labels) == 0 && len(p.fields) == 0
 	out := make([]*Record, 0, size)
-	var visited int64
+	var visited, misses int64
 	over := false
 	// visit counts one entry walked; false stops the walk (cancelled, or
 	// over budget).
@@ -571,6 +571,7 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 			return false
 		}
 		if !p.matches(r) {
+			misses++
 			return true
 		}
 		if offset > 0 {
@@ -580,20 +581,21 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 		out = append(out, r)
 		return len(out) < size
 	}
-	// When the terms match far fewer of the entries walked than expected
-	// (the sort key and the terms correlate), testing each record costs a
-	// cache miss or more. Once the walk is past twice its estimate, or a
-	// quarter of the best candidate set (a bitmap entry costs a fraction of
-	// a record visit), that set is turned into a bitmap of ids, and entries
-	// outside it are passed over without touching their records.
+	// Testing a record that does not match costs a cache miss or more;
+	// the label signatures spare most of them, but not when the terms are
+	// fields or the sort key and the terms correlate. Once the misses
+	// exceed the walk's whole estimate, or an eighth of the best candidate
+	// set (a bitmap entry costs a fraction of a record test), that set is
+	// turned into a bitmap of ids, and entries outside it are passed over
+	// without touching their records.
 	set := matched
 	setAfter := int64(math.MaxInt64)
 	if best != nil && best.count < all {
-		setAfter = max(min(2*expect, best.count/4), 256)
+		setAfter = max(min(expect, best.count/8), 256)
 	}
 	outside := func(e entry) bool {
 		if set == nil {
-			if visited < setAfter {
+			if misses < setAfter {
 				return false
 			}
 			set = v.idSet(best)
