@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/svcrun/svc/example-plugin"
+	"github.com/svcrun/svc/runtime/server/servertest"
+)
+
+// TestEveryScenarioAgainstARealServer runs the whole tool, briefly, against
+// the example server in process: every scenario must do work and see no
+// errors, and every watcher must receive every event.
+func TestEveryScenarioAgainstARealServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	srv := servertest.Start(t, servertest.Options{AdminPassword: "pw"})
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config{
+		URL: u, User: "admin", Password: "pw", Concurrency: 4, Duration: time.Second,
+		Objects: 200, Prefix: "t", Scenarios: allScenarios, Watchers: 10, WatchRate: 20, JSON: true,
+	}
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := run(ctx, cfg, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	if regexp.MustCompile(`loadgen: scenario \w+: `).MatchString(stderr.String()) {
+		t.Fatalf("a scenario failed:\n%s", stderr.String())
+	}
+	// The JSON report follows the table.
+	out := stdout.String()
+	var rep report
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	seen := map[string]*result{}
+	for _, r := range rep.Results {
+		seen[r.Scenario] = r
+	}
+	for _, name := range append([]string{"preload"}, allScenarios...) {
+		r := seen[name]
+		switch {
+		case r == nil:
+			t.Errorf("%s: no result\n%s", name, stderr.String())
+		case r.Requests == 0 || r.Errors != 0:
+			t.Errorf("%s: %d requests, %d errors (%v)", name, r.Requests, r.Errors, r.ErrorKinds)
+		}
+	}
+	if w := seen["watch"]; w != nil && w.Watch != nil {
+		if w.Watch.Connected != cfg.Watchers || w.Watch.Delivered != w.Watch.Expected || w.Watch.Expected == 0 {
+			t.Errorf("watch: %d of %d connected, %d of %d events delivered", w.Watch.Connected, cfg.Watchers, w.Watch.Delivered, w.Watch.Expected)
+		}
+	}
+}
