@@ -278,9 +278,11 @@ func (s *Server) middleware(c *gin.Context) {
 			}
 			c.Abort()
 		}
-		s.log.Info("request", "method", c.Request.Method, "path", c.Request.URL.Path,
-			"status", c.Writer.Status(), "bytes", max(c.Writer.Size(), 0),
-			"durationMs", float64(time.Since(start).Microseconds())/1000, "requestId", id)
+		// Typed attributes: one line per request, so no boxing.
+		s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
+			slog.String("method", c.Request.Method), slog.String("path", c.Request.URL.Path),
+			slog.Int("status", c.Writer.Status()), slog.Int("bytes", max(c.Writer.Size(), 0)),
+			slog.Float64("durationMs", float64(time.Since(start).Microseconds())/1000), slog.String("requestId", id))
 	}()
 	if s.opts.Guard != nil {
 		if err := s.opts.Guard(c); err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/plugin"
 	"github.com/svcrun/svc/runtime/security"
+	"github.com/svcrun/svc/runtime/server/logbuf"
 	"github.com/svcrun/svc/runtime/store"
 )
 
@@ -118,7 +119,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, cfg Confi
 	if err := level.UnmarshalText([]byte(f.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// Access lines are batched (at most 100 ms late); warnings and errors
+	// go out at once.
+	logw := logbuf.New(stderr, 100*time.Millisecond)
+	defer logw.Close()
+	log := slog.New(logbuf.Handler(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: level}), logw, slog.LevelWarn))
 	if f.CPUProfile != "" {
 		out, err := os.Create(f.CPUProfile)
 		if err != nil {
