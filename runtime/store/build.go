@@ -79,7 +79,7 @@ func buildTree(m *model.Model, recs []*Record, order []int32, ix int) (*tree, er
 			}
 		}
 	}
-	return cowtree.BuildFunc(compareEntry, len(perm), func(i int) entry {
+	return cowtree.BuildSummarized(compareEntry, entrySig, len(perm), func(i int) entry {
 		j := perm[i]
 		r := recs[owner[j]]
 		return newEntry(keys[j], r)

@@ -99,7 +99,11 @@ func compareEntry(x, y entry) int {
 
 type tree = cowtree.Tree[entry]
 
-func newTree() *tree { return cowtree.New(compareEntry) }
+func newTree() *tree { return cowtree.NewSummarized(compareEntry, entrySig) }
+
+// entrySig summarises entries by their label signatures, so that a list
+// with label terms passes over whole nodes of entries that cannot match.
+func entrySig(e entry) uint32 { return e.sig }
 
 // view is what a reader sees of a table: a consistent, immutable state.
 type view struct {
@@ -277,13 +281,23 @@ func (s span) ascend(t *tree, fn func(entry) bool) bool {
 
 // ascendCounted is ascend for a span that will likely be walked whole:
 // it counts the span first (two O(log n) descents) and then needs no
-// comparison per entry.
-func (s span) ascendCounted(t *tree, fn func(entry) bool) bool {
+// comparison per entry. Entries in nodes skip rejects (nil: none) are
+// passed over unseen.
+func (s span) ascendCounted(t *tree, skip func(sig uint32) bool, fn func(entry) bool) bool {
 	n, more := s.count(t), true
 	if n == 0 {
 		return true
 	}
-	t.Ascend(s.lo, func(e entry) bool {
+	var f *cowtree.Filter[entry]
+	if skip != nil {
+		// A node passed over may reach beyond the span: then nothing is
+		// left to see.
+		f = &cowtree.Filter[entry]{Skip: skip, Passed: func(k int, _ entry) bool {
+			n -= k
+			return n > 0
+		}}
+	}
+	t.AscendFiltered(s.lo, f, func(e entry) bool {
 		more = fn(e)
 		n--
 		return more && n > 0

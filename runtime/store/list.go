@@ -16,6 +16,7 @@ import (
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/query"
 	"github.com/svcrun/svc/runtime/query/selector"
+	"github.com/svcrun/svc/runtime/store/internal/cowtree"
 )
 
 // Query is the list request the store executes.
@@ -408,7 +409,7 @@ func (v *view) each(ctx context.Context, src *source, skip func(sig uint32) bool
 		seen = map[string]struct{}{}
 	}
 	for _, sp := range src.spans {
-		more := sp.ascendCounted(v.trees[src.ix], func(e entry) bool {
+		more := sp.ascendCounted(v.trees[src.ix], skip, func(e entry) bool {
 			if cancelled() {
 				return false
 			}
@@ -602,6 +603,15 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 		}
 		return !set.has(e.id)
 	}
+	// Label terms pass over whole index nodes whose entries' signatures
+	// rule out a match: a stream through a long run of other labels costs
+	// one test per node, not per entry.
+	var skip func(sig uint32) bool
+	var filter *cowtree.Filter[entry]
+	if len(p.sigs) > 0 {
+		skip = p.sigMiss
+		filter = &cowtree.Filter[entry]{Skip: skip}
+	}
 	takeEntry := func(e entry) bool {
 		if p.sigMiss(e.sig) || outside(e) {
 			return visit()
@@ -635,19 +645,28 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 			t.Ascend(start, takeEntry)
 			break
 		}
-		t.Scan(takeEntry)
+		t.ScanFiltered(filter, takeEntry)
 	case reverse && defaultTail && first.ix != ixCreated:
+		// Each group of equal keys is walked forward from its start; the
+		// next group is found walking backwards from it, past the nodes
+		// and entries whose labels cannot match.
 		t := v.trees[first.ix]
-		cur, ok := t.Max()
+		var cur entry
+		ok := false
+		next := func(e entry) bool {
+			if skip != nil && skip(e.sig) {
+				return visit()
+			}
+			cur, ok = e, true
+			return false
+		}
+		t.ReverseFiltered(filter, next)
 		for ok {
-			if !exact(cur.a).ascendCounted(t, takeEntry) {
+			if !exact(cur.a).ascendCounted(t, skip, takeEntry) {
 				break
 			}
 			ok = false
-			t.Descend(entry{a: cur.a, rec: before}, func(e entry) bool {
-				cur, ok = e, true
-				return false
-			})
+			t.DescendFiltered(entry{a: cur.a, rec: before}, filter, next)
 		}
 	default:
 		var group []*Record
@@ -677,9 +696,9 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 			return true
 		}
 		if reverse {
-			v.trees[first.ix].Reverse(gather)
+			v.trees[first.ix].ReverseFiltered(filter, gather)
 		} else {
-			v.trees[first.ix].Scan(gather)
+			v.trees[first.ix].ScanFiltered(filter, gather)
 		}
 		if more && len(group) > 0 {
 			flush()
@@ -749,7 +768,7 @@ func (v *view) ids(src *source, fn func(id uint32)) {
 		return
 	}
 	for _, sp := range src.spans {
-		sp.ascendCounted(v.trees[src.ix], func(e entry) bool { fn(e.id); return true })
+		sp.ascendCounted(v.trees[src.ix], nil, func(e entry) bool { fn(e.id); return true })
 	}
 }
 

@@ -451,3 +451,64 @@ func TestLabelChangeReachesEveryIndexEntry(t *testing.T) {
 		t.Fatalf("got %d: %s\nwant 1500: %s", res.Total, got, strings.Join(want[:20], ","))
 	}
 }
+
+// TestListPassesOverWholeNodes: labels correlate with the sort key and the
+// creation order, so index nodes hold entries of one label only and lists
+// pass over whole nodes, at the start, the middle and the end of groups of
+// equal keys, in every walk: forward, backward by groups, and gathered
+// groups for other tie orders. Pages must be what sorting all matches
+// gives.
+func TestListPassesOverWholeNodes(t *testing.T) {
+	m := storetest.PersonModel()
+	clock := &fixedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := storetest.Open(t, store.Options{Now: clock.now}, m)
+	type row struct {
+		name string
+		age  int64
+		i    int // creation order
+	}
+	var rows []row
+	for i := range 12000 {
+		clock.t = clock.t.Add(time.Millisecond)
+		r := row{name: fmt.Sprintf("p%05d", (i*7919)%12000), age: int64(i / 1000), i: i}
+		team := "b"
+		if i%1000 < 300 || i%1000 >= 900 { // the oldest and the newest of each age
+			team = "a"
+		}
+		p := storetest.NewPerson(r.name, Spec{Name: "x", Age: storetest.Int64(r.age)})
+		p.Metadata.Labels = map[string]string{"team": team}
+		if _, err := s.Create(ctx, m, p); err != nil {
+			t.Fatal(err)
+		}
+		if team == "a" {
+			rows = append(rows, r)
+		}
+	}
+	for _, tc := range []struct {
+		sort string
+		less func(a, b row) int
+	}{
+		{"sort=spec.age,desc", func(a, b row) int { return cmp.Or(cmp.Compare(b.age, a.age), cmp.Compare(b.i, a.i)) }},
+		{"sort=spec.age,asc", func(a, b row) int { return cmp.Or(cmp.Compare(a.age, b.age), cmp.Compare(b.i, a.i)) }},
+		{"sort=spec.age,desc&sort=metadata.name,desc", func(a, b row) int { return cmp.Or(cmp.Compare(b.age, a.age), strings.Compare(b.name, a.name)) }},
+		{"sort=spec.age,asc&sort=metadata.creationTimestamp,asc", func(a, b row) int { return cmp.Or(cmp.Compare(a.age, b.age), cmp.Compare(a.i, b.i)) }},
+	} {
+		want := slices.Clone(rows)
+		slices.SortFunc(want, tc.less)
+		for _, page := range []int{1, 14, 15, 16, 100, 180, 181} {
+			q := fmt.Sprintf("labelSelector=team%%3Da&%s&size=20&page=%d", tc.sort, page)
+			res, err := s.List(ctx, m, mustQuery(t, q))
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			lo := min((page-1)*20, len(want))
+			var want20 []string
+			for _, r := range want[lo:min(lo+20, len(want))] {
+				want20 = append(want20, r.name)
+			}
+			if got := names(res); got != strings.Join(want20, ",") || res.Total != int64(len(want)) {
+				t.Fatalf("%s:\n got  %d: %s\n want %d: %s", q, res.Total, got, len(want), strings.Join(want20, ","))
+			}
+		}
+	}
+}

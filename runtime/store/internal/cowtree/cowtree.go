@@ -14,6 +14,13 @@
 // keeps deletes simple and costs nothing in height, which grows only by
 // splits.
 //
+// A tree may summarise its items: every node then holds a superset of the
+// OR of its items' 32-bit summaries (exact in leaves), so that a filtered
+// walk passes over whole nodes whose summary shows that none of their
+// items is wanted. Inserts OR the new summary into the nodes on their
+// path; deletes and replacements recompute the leaf only, leaving inner
+// nodes a superset, which costs skipping power, never correctness.
+//
 // A Tree is not safe for concurrent writes; copies may be read
 // concurrently with each other and with writes to the original.
 package cowtree
@@ -32,7 +39,8 @@ type owner struct{ _ byte }
 
 type node[T any] struct {
 	owner *owner
-	count int // items in this subtree
+	count int    // items in this subtree
+	sum   uint32 // covers the summaries of the items below
 	// A leaf holds items; an inner node holds kids and, between them, seps:
 	// every item of kids[i] < seps[i] <= every item of kids[i+1].
 	items []T
@@ -52,14 +60,43 @@ func (n *node[T]) size() int {
 
 // Tree is an ordered set of items under cmp.
 type Tree[T any] struct {
-	cmp   func(a, b T) int
-	root  *node[T]
-	owner *owner
+	cmp     func(a, b T) int
+	summary func(T) uint32 // nil: every node's sum is all ones
+	root    *node[T]
+	owner   *owner
 }
 
 // New returns an empty tree ordered by cmp.
 func New[T any](cmp func(a, b T) int) *Tree[T] {
 	return &Tree[T]{cmp: cmp, owner: new(owner)}
+}
+
+// NewSummarized returns an empty tree ordered by cmp whose nodes summarise
+// their items with summary.
+func NewSummarized[T any](cmp func(a, b T) int, summary func(T) uint32) *Tree[T] {
+	return &Tree[T]{cmp: cmp, summary: summary, owner: new(owner)}
+}
+
+func (t *Tree[T]) sumOf(item T) uint32 {
+	if t.summary == nil {
+		return ^uint32(0)
+	}
+	return t.summary(item)
+}
+
+// resum recomputes n's sum from its items or kids.
+func (t *Tree[T]) resum(n *node[T]) {
+	var sum uint32
+	if n.leaf() {
+		for _, it := range n.items {
+			sum |= t.sumOf(it)
+		}
+	} else {
+		for _, k := range n.kids {
+			sum |= k.sum
+		}
+	}
+	n.sum = sum
 }
 
 // Build returns a tree of items, which must be sorted by cmp without
@@ -71,7 +108,13 @@ func Build[T any](cmp func(a, b T) int, items []T) *Tree[T] {
 // BuildFunc is Build of the n items item(0), item(1), ...: a caller that
 // computes its sorted items needs no slice of them.
 func BuildFunc[T any](cmp func(a, b T) int, n int, item func(i int) T) *Tree[T] {
-	t := New(cmp)
+	return BuildSummarized(cmp, nil, n, item)
+}
+
+// BuildSummarized is BuildFunc of a tree that summarises its items with
+// summary (nil: none).
+func BuildSummarized[T any](cmp func(a, b T) int, summary func(T) uint32, n int, item func(i int) T) *Tree[T] {
+	t := NewSummarized(cmp, summary)
 	if n == 0 {
 		return t
 	}
@@ -82,6 +125,7 @@ func BuildFunc[T any](cmp func(a, b T) int, n int, item func(i int) T) *Tree[T] 
 		for i := range leaf.items {
 			leaf.items[i] = item(lo + i)
 		}
+		t.resum(leaf)
 		level = append(level, leaf)
 		lo = hi
 	}
@@ -96,6 +140,7 @@ func BuildFunc[T any](cmp func(a, b T) int, n int, item func(i int) T) *Tree[T] 
 				}
 				n.kids = append(n.kids, k)
 				n.count += k.count
+				n.sum |= k.sum
 			}
 			up = append(up, n)
 			lo = hi
@@ -130,7 +175,7 @@ func first[T any](n *node[T]) T {
 // without affecting each other; nodes are copied as they are written.
 func (t *Tree[T]) Copy() *Tree[T] {
 	t.owner = new(owner)
-	return &Tree[T]{cmp: t.cmp, root: t.root, owner: new(owner)}
+	return &Tree[T]{cmp: t.cmp, summary: t.summary, root: t.root, owner: new(owner)}
 }
 
 // Len returns the number of items.
@@ -146,7 +191,7 @@ func (t *Tree[T]) mut(n *node[T]) *node[T] {
 	if n.owner == t.owner {
 		return n
 	}
-	c := &node[T]{owner: t.owner, count: n.count}
+	c := &node[T]{owner: t.owner, count: n.count, sum: n.sum}
 	if n.leaf() {
 		c.items = make([]T, len(n.items), maxItems+1)
 		copy(c.items, n.items)
@@ -190,14 +235,14 @@ func (t *Tree[T]) upperBound(xs []T, x T) int {
 // Set adds item, replacing an equal one.
 func (t *Tree[T]) Set(item T) {
 	if t.root == nil {
-		t.root = &node[T]{owner: t.owner, count: 1, items: append(make([]T, 0, maxItems+1), item)}
+		t.root = &node[T]{owner: t.owner, count: 1, sum: t.sumOf(item), items: append(make([]T, 0, maxItems+1), item)}
 		return
 	}
 	t.root = t.mut(t.root)
 	right, sep, _ := t.insert(t.root, item)
 	if right != nil {
 		left := t.root
-		t.root = &node[T]{owner: t.owner, count: left.count + right.count,
+		t.root = &node[T]{owner: t.owner, count: left.count + right.count, sum: left.sum | right.sum,
 			kids: append(make([]*node[T], 0, maxItems+1), left, right),
 			seps: append(make([]T, 0, maxItems), sep)}
 	}
@@ -210,15 +255,21 @@ func (t *Tree[T]) insert(n *node[T], item T) (right *node[T], sep T, added bool)
 		i, found := t.lowerBound(n.items, item)
 		if found {
 			n.items[i] = item
+			t.resum(n) // the replaced item's bits may be gone
 			return nil, sep, false
 		}
 		n.items = insertAt(n.items, i, item)
 		n.count++
+		n.sum |= t.sumOf(item)
 	} else {
 		i := t.upperBound(n.seps, item)
 		kid := t.mut(n.kids[i])
 		n.kids[i] = kid
 		r, s, ok := t.insert(kid, item)
+		n.sum |= kid.sum
+		if r != nil {
+			n.sum |= r.sum // the new item may have gone right
+		}
 		if !ok {
 			return nil, sep, false
 		}
@@ -245,6 +296,8 @@ func (t *Tree[T]) split(n *node[T]) (*node[T], T) {
 		n.items = n.items[:h]
 		r.count = len(r.items)
 		n.count -= r.count
+		t.resum(n)
+		t.resum(r)
 		return r, r.items[0]
 	}
 	h := len(n.kids) / 2
@@ -258,6 +311,8 @@ func (t *Tree[T]) split(n *node[T]) (*node[T], T) {
 		r.count += k.count
 	}
 	n.count -= r.count
+	t.resum(n)
+	t.resum(r)
 	return r, sep
 }
 
@@ -284,6 +339,7 @@ func (t *Tree[T]) delete(n *node[T], item T) {
 	if n.leaf() {
 		i, _ := t.lowerBound(n.items, item)
 		n.items = removeAt(n.items, i)
+		t.resum(n)
 		return
 	}
 	i := t.upperBound(n.seps, item)
@@ -328,6 +384,7 @@ func (t *Tree[T]) merge(n *node[T], i int) {
 		a.kids = append(a.kids, b.kids...)
 	}
 	a.count += b.count
+	a.sum |= b.sum
 	n.kids[l] = a
 	n.kids = removeAt(n.kids, l+1)
 	n.seps = removeAt(n.seps, l)
@@ -382,14 +439,50 @@ func (t *Tree[T]) Max() (T, bool) {
 	return n.items[len(n.items)-1], true
 }
 
+// Filter lets a walk of a summarized tree pass over whole nodes.
+type Filter[T any] struct {
+	// Skip reports that no item whose summary sum covers is wanted.
+	Skip func(sum uint32) bool
+	// Passed, when not nil, is told about the items of each node passed
+	// over: how many, and the last of them in the walk's order. It
+	// returns false to stop the walk.
+	Passed func(n int, last T) bool
+}
+
+// skip reports whether f passes over n, whose walk has count items left
+// (last computes the last of them); goOn is false when Passed stops the
+// walk.
+func (f *Filter[T]) skip(n *node[T], count int, last func() T) (skipped, goOn bool) {
+	if f == nil || !f.Skip(n.sum) {
+		return false, true
+	}
+	if count == 0 || f.Passed == nil {
+		return true, true
+	}
+	return true, f.Passed(count, last())
+}
+
+func lastItem[T any](n *node[T]) T {
+	for !n.leaf() {
+		n = n.kids[len(n.kids)-1]
+	}
+	return n.items[len(n.items)-1]
+}
+
 // Scan calls fn for every item in ascending order until fn returns false.
-func (t *Tree[T]) Scan(fn func(T) bool) {
+func (t *Tree[T]) Scan(fn func(T) bool) { t.ScanFiltered(nil, fn) }
+
+// ScanFiltered is Scan passing over the nodes f skips.
+func (t *Tree[T]) ScanFiltered(f *Filter[T], fn func(T) bool) {
 	if t.root != nil {
-		scan(t.root, fn)
+		scan(t.root, f, fn)
 	}
 }
 
-func scan[T any](n *node[T], fn func(T) bool) bool {
+func scan[T any](n *node[T], f *Filter[T], fn func(T) bool) bool {
+	if skipped, goOn := f.skip(n, n.count, func() T { return lastItem(n) }); skipped {
+		return goOn
+	}
 	if n.leaf() {
 		for _, it := range n.items {
 			if !fn(it) {
@@ -399,7 +492,7 @@ func scan[T any](n *node[T], fn func(T) bool) bool {
 		return true
 	}
 	for _, k := range n.kids {
-		if !scan(k, fn) {
+		if !scan(k, f, fn) {
 			return false
 		}
 	}
@@ -408,13 +501,19 @@ func scan[T any](n *node[T], fn func(T) bool) bool {
 
 // Reverse calls fn for every item in descending order until fn returns
 // false.
-func (t *Tree[T]) Reverse(fn func(T) bool) {
+func (t *Tree[T]) Reverse(fn func(T) bool) { t.ReverseFiltered(nil, fn) }
+
+// ReverseFiltered is Reverse passing over the nodes f skips.
+func (t *Tree[T]) ReverseFiltered(f *Filter[T], fn func(T) bool) {
 	if t.root != nil {
-		reverse(t.root, fn)
+		reverse(t.root, f, fn)
 	}
 }
 
-func reverse[T any](n *node[T], fn func(T) bool) bool {
+func reverse[T any](n *node[T], f *Filter[T], fn func(T) bool) bool {
+	if skipped, goOn := f.skip(n, n.count, func() T { return first(n) }); skipped {
+		return goOn
+	}
 	if n.leaf() {
 		for i := len(n.items) - 1; i >= 0; i-- {
 			if !fn(n.items[i]) {
@@ -424,7 +523,7 @@ func reverse[T any](n *node[T], fn func(T) bool) bool {
 		return true
 	}
 	for i := len(n.kids) - 1; i >= 0; i-- {
-		if !reverse(n.kids[i], fn) {
+		if !reverse(n.kids[i], f, fn) {
 			return false
 		}
 	}
@@ -433,15 +532,21 @@ func reverse[T any](n *node[T], fn func(T) bool) bool {
 
 // Ascend calls fn for the items at or above pivot, in ascending order,
 // until fn returns false.
-func (t *Tree[T]) Ascend(pivot T, fn func(T) bool) {
+func (t *Tree[T]) Ascend(pivot T, fn func(T) bool) { t.AscendFiltered(pivot, nil, fn) }
+
+// AscendFiltered is Ascend passing over the nodes f skips.
+func (t *Tree[T]) AscendFiltered(pivot T, f *Filter[T], fn func(T) bool) {
 	if t.root != nil {
-		t.ascend(t.root, pivot, fn)
+		t.ascend(t.root, pivot, f, fn)
 	}
 }
 
-func (t *Tree[T]) ascend(n *node[T], pivot T, fn func(T) bool) bool {
+func (t *Tree[T]) ascend(n *node[T], pivot T, f *Filter[T], fn func(T) bool) bool {
 	if n.leaf() {
 		i, _ := t.lowerBound(n.items, pivot)
+		if skipped, goOn := f.skip(n, len(n.items)-i, func() T { return n.items[len(n.items)-1] }); skipped {
+			return goOn
+		}
 		for _, it := range n.items[i:] {
 			if !fn(it) {
 				return false
@@ -450,11 +555,11 @@ func (t *Tree[T]) ascend(n *node[T], pivot T, fn func(T) bool) bool {
 		return true
 	}
 	k, _ := t.lowerBound(n.seps, pivot)
-	if !t.ascend(n.kids[k], pivot, fn) {
+	if !t.ascend(n.kids[k], pivot, f, fn) {
 		return false
 	}
 	for _, c := range n.kids[k+1:] {
-		if !scan(c, fn) {
+		if !scan(c, f, fn) {
 			return false
 		}
 	}
@@ -463,15 +568,22 @@ func (t *Tree[T]) ascend(n *node[T], pivot T, fn func(T) bool) bool {
 
 // Descend calls fn for the items at or below pivot, in descending order,
 // until fn returns false.
-func (t *Tree[T]) Descend(pivot T, fn func(T) bool) {
+func (t *Tree[T]) Descend(pivot T, fn func(T) bool) { t.DescendFiltered(pivot, nil, fn) }
+
+// DescendFiltered is Descend passing over the nodes f skips.
+func (t *Tree[T]) DescendFiltered(pivot T, f *Filter[T], fn func(T) bool) {
 	if t.root != nil {
-		t.descend(t.root, pivot, fn)
+		t.descend(t.root, pivot, f, fn)
 	}
 }
 
-func (t *Tree[T]) descend(n *node[T], pivot T, fn func(T) bool) bool {
+func (t *Tree[T]) descend(n *node[T], pivot T, f *Filter[T], fn func(T) bool) bool {
 	if n.leaf() {
-		for i := t.upperBound(n.items, pivot) - 1; i >= 0; i-- {
+		end := t.upperBound(n.items, pivot)
+		if skipped, goOn := f.skip(n, end, func() T { return n.items[0] }); skipped {
+			return goOn
+		}
+		for i := end - 1; i >= 0; i-- {
 			if !fn(n.items[i]) {
 				return false
 			}
@@ -479,11 +591,11 @@ func (t *Tree[T]) descend(n *node[T], pivot T, fn func(T) bool) bool {
 		return true
 	}
 	k := t.upperBound(n.seps, pivot)
-	if !t.descend(n.kids[k], pivot, fn) {
+	if !t.descend(n.kids[k], pivot, f, fn) {
 		return false
 	}
 	for i := k - 1; i >= 0; i-- {
-		if !reverse(n.kids[i], fn) {
+		if !reverse(n.kids[i], f, fn) {
 			return false
 		}
 	}

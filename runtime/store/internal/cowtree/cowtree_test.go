@@ -13,6 +13,14 @@ type kv struct{ k, v int }
 
 func byK(a, b kv) int { return cmp.Compare(a.k, b.k) }
 
+// sumKV summarises an item by its value, which a Set of the same key
+// changes: replacements must keep the summaries right.
+func sumKV(e kv) uint32 { return 1 << (uint(e.v) % 32) }
+
+func buildKV(m model) *Tree[kv] {
+	return BuildSummarized(byK, sumKV, len(m), func(i int) kv { return m[i] })
+}
+
 // model is the reference: a sorted slice.
 type model []kv
 
@@ -62,6 +70,52 @@ func check(t *testing.T, tr *Tree[kv], m model) {
 			t.Fatal("uneven depth")
 		}
 	}
+	if tr.summary != nil {
+		checkFiltered(t, tr, m)
+	}
+}
+
+// checkFiltered walks tr with filters for a few sets of summary bits: the
+// items seen must be exactly the wanted ones, in order, and the items
+// passed over must account for the rest.
+func checkFiltered(t *testing.T, tr *Tree[kv], m model) {
+	t.Helper()
+	for _, mask := range []uint32{1, 1<<3 | 1<<17, 0xff00ff00} {
+		var want model
+		for _, e := range m {
+			if sumKV(e)&mask != 0 {
+				want = append(want, e)
+			}
+		}
+		seen, passed := 0, 0
+		f := &Filter[kv]{
+			Skip:   func(sum uint32) bool { return sum&mask == 0 },
+			Passed: func(n int, last kv) bool { passed += n; return true },
+		}
+		var got model
+		tr.ScanFiltered(f, func(e kv) bool {
+			seen++
+			if sumKV(e)&mask != 0 {
+				got = append(got, e)
+			}
+			return true
+		})
+		if !slices.Equal(got, want) || seen+passed != len(m) {
+			t.Fatalf("ScanFiltered(%#x): %d wanted of %d seen, %d passed over; want %d of %d", mask, len(got), seen, passed, len(want), len(m))
+		}
+		got, seen, passed = got[:0], 0, 0
+		tr.ReverseFiltered(f, func(e kv) bool {
+			seen++
+			if sumKV(e)&mask != 0 {
+				got = append(got, e)
+			}
+			return true
+		})
+		slices.Reverse(got)
+		if !slices.Equal(got, want) || seen+passed != len(m) {
+			t.Fatalf("ReverseFiltered(%#x) disagrees", mask)
+		}
+	}
 }
 
 // invariants checks n's subtree and returns its depth (-1: uneven).
@@ -79,6 +133,15 @@ func invariants(t *testing.T, tr *Tree[kv], n *node[kv], root bool) int {
 		}
 		if !slices.IsSortedFunc(n.items, byK) {
 			t.Fatal("leaf out of order")
+		}
+		if tr.summary != nil {
+			var want uint32
+			for _, e := range n.items {
+				want |= sumKV(e)
+			}
+			if n.sum != want {
+				t.Fatalf("leaf sum %#x, items OR to %#x", n.sum, want)
+			}
 		}
 		return 0
 	}
@@ -111,6 +174,13 @@ func invariants(t *testing.T, tr *Tree[kv], n *node[kv], root bool) int {
 	if sum != n.count {
 		t.Fatalf("inner count %d, kids sum %d", n.count, sum)
 	}
+	if tr.summary != nil {
+		for _, k := range n.kids {
+			if k.sum&^n.sum != 0 {
+				t.Fatalf("inner sum %#x does not cover a kid's %#x", n.sum, k.sum)
+			}
+		}
+	}
 	return depth + 1
 }
 
@@ -135,6 +205,61 @@ func checkPoints(t *testing.T, tr *Tree[kv], m model, rng *rand.Rand, span int) 
 		want = m[r:min(r+limit, len(m))]
 		if !slices.Equal(up, want) {
 			t.Fatalf("Ascend(%d) = %v, want %v", p.k, up, want)
+		}
+		if tr.summary != nil {
+			// From p on, only items with bit 0 or 5; stop at the limit-th
+			// such item or once a passed-over node ends past p+span/4.
+			mask := uint32(1 | 1<<5)
+			stop := p.k + span/4
+			var fwant []kv
+			for _, e := range m[r:] {
+				if e.k >= stop || len(fwant) == limit {
+					break
+				}
+				if sumKV(e)&mask != 0 {
+					fwant = append(fwant, e)
+				}
+			}
+			var fgot []kv
+			tr.AscendFiltered(p, &Filter[kv]{
+				Skip:   func(sum uint32) bool { return sum&mask == 0 },
+				Passed: func(n int, last kv) bool { return last.k < stop },
+			}, func(e kv) bool {
+				if e.k >= stop {
+					return false
+				}
+				if sumKV(e)&mask != 0 {
+					fgot = append(fgot, e)
+				}
+				return len(fgot) < limit
+			})
+			if !slices.Equal(fgot, fwant) {
+				t.Fatalf("AscendFiltered(%d) = %v, want %v", p.k, fgot, fwant)
+			}
+		}
+		if tr.summary != nil {
+			// Down from p, only items with bit 0 or 5, at most limit.
+			mask := uint32(1 | 1<<5)
+			end := r
+			if _, ok := m.find(p.k); ok {
+				end++
+			}
+			var fwant []kv
+			for i := end - 1; i >= 0 && len(fwant) < limit; i-- {
+				if sumKV(m[i])&mask != 0 {
+					fwant = append(fwant, m[i])
+				}
+			}
+			var fgot []kv
+			tr.DescendFiltered(p, &Filter[kv]{Skip: func(sum uint32) bool { return sum&mask == 0 }}, func(e kv) bool {
+				if sumKV(e)&mask != 0 {
+					fgot = append(fgot, e)
+				}
+				return len(fgot) < limit
+			})
+			if !slices.Equal(fgot, fwant) {
+				t.Fatalf("DescendFiltered(%d) = %v, want %v", p.k, fgot, fwant)
+			}
 		}
 		var down []kv
 		tr.Descend(p, func(e kv) bool { down = append(down, e); return len(down) < limit })
@@ -170,7 +295,7 @@ func TestAgainstASortedSlice(t *testing.T) {
 			for _, k := range rng.Perm(tc.span)[:tc.build] {
 				m.set(kv{k, 0})
 			}
-			tr := Build(byK, m)
+			tr := buildKV(m)
 			check(t, tr, m)
 			type snap struct {
 				tr *Tree[kv]
@@ -244,7 +369,7 @@ func TestBuildKeepsNoReference(t *testing.T) {
 func FuzzOps(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 200, 1, 130, 2})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		tr := New(byK)
+		tr := NewSummarized(byK, sumKV)
 		var m model
 		var snaps []*Tree[kv]
 		var snapModels []model
@@ -306,4 +431,56 @@ func ExampleTree() {
 	r := tr.Rank(5)
 	fmt.Println(tr.Len(), snap.Len(), r)
 	// Output: 2 3 1
+}
+
+// TestSummariesOfRareItems: most items share one summary bit and a few
+// carry another, so inner nodes are not saturated and a summary lost on a
+// split, merge or replacement shows up in the invariants and in filtered
+// walks.
+func TestSummariesOfRareItems(t *testing.T) {
+	tr := NewSummarized(byK, sumKV)
+	var m model
+	rare := func(k int) kv {
+		if k%97 == 0 {
+			return kv{k, 7}
+		}
+		return kv{k, 32} // bit 0
+	}
+	for k := range 20000 { // ascending: every split sends the new item right
+		tr.Set(rare(k))
+		m.set(rare(k))
+	}
+	check(t, tr, m)
+	for k := 19999; k >= 0; k -= 3 { // descending inserts between them
+		tr.Set(rare(k))
+		m.set(rare(k))
+		if k%5 == 0 {
+			tr.Delete(kv{k: k})
+			m.del(k)
+		}
+	}
+	check(t, tr, m)
+	c := tr.Copy()
+	for k := 0; k < 20000; k += 2 { // replacements that change summaries
+		tr.Set(kv{k, k % 31})
+		m.set(kv{k, k % 31})
+	}
+	check(t, tr, m)
+	_ = c
+
+	// A rare item that splits a full leaf and lands in its right half
+	// must reach the parent's summary.
+	m = nil
+	for i := range 10 * buildFill {
+		m = append(m, kv{10 * i, 32})
+	}
+	tr = buildKV(m)
+	for k := 1; k < maxItems-buildFill+1; k++ { // fill the first leaf
+		tr.Set(kv{k, 32})
+		m.set(kv{k, 32})
+	}
+	last := 10 * (buildFill - 1)
+	tr.Set(kv{last + 5, 7}) // the leaf's last key: it overflows
+	m.set(kv{last + 5, 7})
+	check(t, tr, m)
 }
