@@ -52,20 +52,38 @@ func defaultOrder(recs []*Record) []int32 {
 	return order
 }
 
+// rowMeta is what every entry of a record copies from it besides its key.
+// A build reads it once per record for all indexes: reading it through the
+// record costs a cache miss or two per entry, with entries in key order
+// and records all over the heap.
+type rowMeta struct {
+	tie     uint64
+	id, sig uint32
+}
+
+func metasOf(recs []*Record) []rowMeta {
+	metas := make([]rowMeta, len(recs))
+	for i, r := range recs {
+		metas[i] = rowMeta{tie: tieKey(r.created), id: r.id, sig: r.sig}
+	}
+	return metas
+}
+
 // buildTree builds the tree of index position ix over recs (in name order,
-// ranked by order); a unique index with two objects under one key fails.
-func buildTree(m *model.Model, recs []*Record, order []int32, ix int) (*tree, error) {
-	var buf [8]entry
+// ranked by order, with metas); a unique index with two objects under one
+// key fails.
+func buildTree(m *model.Model, recs []*Record, order []int32, metas []rowMeta, ix int) (*tree, error) {
+	var buf [8]string
 	n := 0
 	for _, r := range recs {
-		n += len(entries(r, ix, buf[:0]))
+		n += len(entryKeys(r, ix, buf[:0]))
 	}
 	// Entry j has key keys[j] and belongs to recs[owner[j]].
 	keys := make([]string, 0, n)
 	owner := make([]int32, 0, n)
 	for _, i := range order {
-		for _, e := range entries(recs[i], ix, buf[:0]) {
-			keys = append(keys, e.a)
+		for _, k := range entryKeys(recs[i], ix, buf[:0]) {
+			keys = append(keys, k)
 			owner = append(owner, i)
 		}
 	}
@@ -81,8 +99,9 @@ func buildTree(m *model.Model, recs []*Record, order []int32, ix int) (*tree, er
 	}
 	return cowtree.BuildSummarized(compareEntry, entrySig, len(perm), func(i int) entry {
 		j := perm[i]
-		r := recs[owner[j]]
-		return newEntry(keys[j], r)
+		o := owner[j]
+		md := &metas[o]
+		return entry{a: keys[j], rec: recs[o], tie: md.tie, id: md.id, sig: md.sig}
 	}), nil
 }
 

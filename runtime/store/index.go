@@ -173,9 +173,9 @@ func rebuildTrees(m *model.Model, db *memdb.MemDB) ([]*tree, error) {
 		return nil, err
 	}
 	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
-	order := defaultOrder(recs)
+	order, metas := defaultOrder(recs), metasOf(recs)
 	for ix := 1; ix < len(trees); ix++ {
-		if trees[ix], err = buildTree(m, recs, order, ix); err != nil {
+		if trees[ix], err = buildTree(m, recs, order, metas, ix); err != nil {
 			return nil, err
 		}
 	}
@@ -197,28 +197,34 @@ func allRecords(db *memdb.MemDB) ([]*Record, error) {
 
 // entries appends rec's entries for index position ix.
 func entries(rec *Record, ix int, dst []entry) []entry {
+	var buf [8]string
+	for _, k := range entryKeys(rec, ix, buf[:0]) {
+		dst = append(dst, newEntry(k, rec))
+	}
+	return dst
+}
+
+// entryKeys appends the keys of rec's entries for index position ix.
+func entryKeys(rec *Record, ix int, dst []string) []string {
 	switch ix {
 	case ixName:
 		return dst
 	case ixLabels:
-		for _, l := range rec.labels {
-			dst = append(dst, newEntry(l, rec))
-		}
-		return dst
+		return append(dst, rec.labels...)
 	case ixCreated:
-		return append(dst, newEntry("", rec))
+		return append(dst, "")
 	case ixDeleted:
 		if rec.deletion != "" {
-			dst = append(dst, newEntry(string(rec.deletion), rec))
+			dst = append(dst, string(rec.deletion))
 		}
 		return dst
 	}
 	ks := rec.keys[ix-numDefaultIndexes]
 	if len(ks) == 0 {
-		return append(dst, newEntry("", rec))
+		return append(dst, "")
 	}
 	for _, k := range ks {
-		dst = append(dst, newEntry(string(k), rec))
+		dst = append(dst, string(k))
 	}
 	return dst
 }

@@ -127,9 +127,9 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 		func() { errs[0] = loadObjects(db, replaced) },
 		func() { byName = newNames(recs) },
 	}
-	order := defaultOrder(recs)
+	order, metas := defaultOrder(recs), metasOf(recs)
 	for ix := 1; ix < len(trees); ix++ {
-		jobs = append(jobs, func() { trees[ix], errs[ix] = buildTree(m, recs, order, ix) })
+		jobs = append(jobs, func() { trees[ix], errs[ix] = buildTree(m, recs, order, metas, ix) })
 	}
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
