@@ -26,7 +26,9 @@
 // walking a tree forward yields ties in the default list order. The trees
 // keep subtree counts, so the number of entries in any key range (the
 // total of a one-term list, the size of a candidate set) is found without
-// visiting them. A hash map mirrors the name index for point reads.
+// visiting them, and subtree summaries of the entries' label signatures,
+// so a list passes over whole nodes that cannot match its label terms
+// (list.go). A hash map mirrors the name index for point reads.
 //
 // # Writes
 //

@@ -33,8 +33,17 @@ type Query = query.Query
 //     against the terms, skip the offset, take the page, and stop. Cost ~
 //     (offset+size) / selectivity. It is chosen when it is cheaper and the
 //     total is known without visiting the matches: no terms (object count)
-//     or one label term (the counts table), else the total is counted over
-//     the smallest candidate set first.
+//     or one label term (the counts table), else the total is the size of
+//     the intersection of the terms' candidate id sets when every term has
+//     one, or counted over the smallest candidate set.
+//
+// Testing a record costs cache misses, so most tests happen on index
+// entries. Every entry carries its object's label signature (one bit per
+// label, hashed) and every tree node the OR of its entries' signatures: a
+// stream with label terms passes over nodes and entries that lack a
+// term's bit, so a run of 90,000 entries of other labels costs a few
+// hundred node tests. Entries also carry dense object ids, so a stream
+// that keeps missing turns its best candidate set into a bitmap.
 //
 // Ties within the first sort key are ordered by the remaining keys; indexes
 // already deliver the default tail (creation desc, name asc) when walked
