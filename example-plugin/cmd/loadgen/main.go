@@ -7,9 +7,10 @@
 // loopback address is refused unless --allow-remote is given, and without
 // that flag every connection is checked to go to a loopback address.
 //
-// Example:
+// Example (the second run trusts the persons the first one loaded):
 //
 //	loadgen --url http://127.0.0.1:8090 --objects 100000 --duration 10s
+//	loadgen --url http://127.0.0.1:8090 --objects 100000 --skip-preload --scenarios list --concurrency 4
 package main
 
 import (

@@ -83,8 +83,11 @@ func TestParseFlagsLoopback(t *testing.T) {
 		}
 	}
 	cfg, err := parseFlags([]string{"--scenarios", " watch, get,watch ", "--user", "u", "--password", "p"}, io.Discard)
-	if err != nil || strings.Join(cfg.Scenarios, ",") != "watch,get" || cfg.Concurrency != 32 || cfg.Objects != 100000 {
+	if err != nil || strings.Join(cfg.Scenarios, ",") != "watch,get" || cfg.Concurrency != 32 || cfg.Objects != 100000 || cfg.SkipPreload {
 		t.Errorf("defaults/scenarios: %+v, %v", cfg, err)
+	}
+	if cfg, err := parseFlags([]string{"--skip-preload"}, io.Discard); err != nil || !cfg.SkipPreload {
+		t.Errorf("--skip-preload: %+v, %v", cfg, err)
 	}
 }
 

@@ -58,6 +58,21 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 			t.Errorf("%s: %d requests, %d errors (%v)", name, r.Requests, r.Errors, r.ErrorKinds)
 		}
 	}
+	// A second run trusts the first one's persons: no preload, gets that
+	// find them.
+	cfg.SkipPreload, cfg.Scenarios, cfg.Duration = true, []string{"get"}, 500*time.Millisecond
+	stdout.Reset()
+	if err := run(ctx, cfg, &stdout, &stderr); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	out = stdout.String()
+	var again report
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &again); err != nil {
+		t.Fatalf("second report: %v\n%s", err, out)
+	}
+	if len(again.Results) != 1 || again.Results[0].Scenario != "get" || again.Results[0].Requests == 0 || again.Results[0].Errors != 0 {
+		t.Errorf("second run with --skip-preload: %+v", again.Results)
+	}
 	if w := seen["watch"]; w != nil && w.Watch != nil {
 		if w.Watch.Connected != cfg.Watchers || w.Watch.Delivered != w.Watch.Expected || w.Watch.Expected == 0 {
 			t.Errorf("watch: %d of %d connected, %d of %d events delivered", w.Watch.Connected, cfg.Watchers, w.Watch.Delivered, w.Watch.Expected)
