@@ -145,7 +145,7 @@ func (s *Store) commit(ops []*op) {
 			// afresh (rare: memdb refused a write, or the log failed).
 			st := b.states[t]
 			if trees, err := rebuildTrees(st.model, st.db); err == nil {
-				st.work = trees
+				st.setWork(trees)
 			} else {
 				s.log.Error("rebuilding indexes after a failed batch", "table", t.key, "err", err)
 			}
@@ -162,7 +162,7 @@ func (s *Store) commit(ops []*op) {
 		st := b.states[t]
 		st.applied = b.seq
 		if st.wantView.Swap(false) {
-			b.views[i] = &view{db: st.db.Snapshot(), trees: copyTrees(st.work), seq: b.seq}
+			b.views[i] = st.copyView(b.seq)
 		}
 		st.mu.Unlock()
 	}
@@ -294,7 +294,8 @@ func (st *tableState) rebuildFromNames() error {
 	if err != nil {
 		return err
 	}
-	st.db, st.work = db, trees
+	st.db = db
+	st.setWork(trees)
 	return nil
 }
 
@@ -344,6 +345,7 @@ func (b *batch) put(t *table, old, rec *Record) {
 		return
 	}
 	indexRecord(b.states[t].work, old, rec)
+	postRecord(b.states[t].posts, old, rec)
 	b.payloads = append(b.payloads, encodePut(t.key, rec))
 	b.changes = append(b.changes, tableChange{t, watch.Change[*Record]{Old: old, New: rec, HasOld: old != nil, HasNew: true}})
 }
@@ -356,6 +358,7 @@ func (b *batch) remove(t *table, old, final *Record) {
 		return
 	}
 	unindexRecord(b.states[t].work, old)
+	postRecord(b.states[t].posts, old, nil)
 	b.payloads = append(b.payloads, encodeRemove(t.key, old.Name))
 	b.changes = append(b.changes, tableChange{t, watch.Change[*Record]{Old: final, HasOld: true}})
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
@@ -32,4 +34,45 @@ func (s *Store) AppliedForTest(m *model.Model) uint64 {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.applied
+}
+
+// CheckPostingsForTest compares the label postings of m's current view
+// with the labels of its records, and with postings built afresh from its
+// labels index.
+func (s *Store) CheckPostingsForTest(m *model.Model) error {
+	_, st, err := s.ready(m)
+	if err != nil {
+		return err
+	}
+	v := st.current()
+	recs, err := allRecords(v.db)
+	if err != nil {
+		return err
+	}
+	want := map[posting]bool{}
+	words := map[[2]any]uint64{}
+	for _, r := range recs {
+		for _, l := range r.labels {
+			words[[2]any{l, r.id / 64}] |= 1 << (r.id % 64)
+		}
+	}
+	for k, w := range words {
+		want[posting{label: k[0].(string), chunk: k[1].(uint32), bits: w}] = true
+	}
+	var got []posting
+	v.posts.Scan(func(p posting) bool { got = append(got, p); return true })
+	if len(got) != len(want) {
+		return fmt.Errorf("%d postings, want %d", len(got), len(want))
+	}
+	for _, p := range got {
+		if !want[p] {
+			return fmt.Errorf("posting %q chunk %d bits %#x is not what the records say", p.label, p.chunk, p.bits)
+		}
+	}
+	var built []posting
+	buildPostings(v.trees[ixLabels]).Scan(func(p posting) bool { built = append(built, p); return true })
+	if !slices.Equal(built, got) {
+		return fmt.Errorf("postings built afresh differ from the kept ones")
+	}
+	return nil
 }

@@ -109,7 +109,20 @@ func entrySig(e entry) uint32 { return e.sig }
 type view struct {
 	db    *memdb.MemDB // snapshot; objects by name
 	trees []*tree      // by index position; nil at ixName
+	posts *postings    // label postings (postings.go)
 	seq   uint64       // the last batch it holds
+}
+
+// copyView returns an immutable copy of st's applied state as of batch
+// seq. Called with st.mu held.
+func (st *tableState) copyView(seq uint64) *view {
+	return &view{db: st.db.Snapshot(), trees: copyTrees(st.work), posts: st.posts.Copy(), seq: seq}
+}
+
+// setWork makes trees the committer's indexes, with the postings of their
+// labels index. Called with st.mu held (or before st is shared).
+func (st *tableState) setWork(trees []*tree) {
+	st.work, st.posts = trees, buildPostings(trees[ixLabels])
 }
 
 // span is a range of keys: [lo, hi) in entry order.
@@ -138,7 +151,7 @@ func (st *tableState) current() *view {
 		st.mu.Lock()
 		if st.applied == st.durable.Load() {
 			// Nothing beyond the log is applied: copy the state as it is.
-			v = &view{db: st.db.Snapshot(), trees: copyTrees(st.work), seq: st.applied}
+			v = st.copyView(st.applied)
 			st.mu.Unlock()
 			return st.offerView(v)
 		}

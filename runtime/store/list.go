@@ -237,9 +237,24 @@ type source struct {
 const collectLimit = 1024
 
 // intersectRatio: walking an index entry costs a small fraction of testing
-// a record, so intersecting candidate sets pays while the other sets hold
-// at most this many times the smallest one's entries.
+// a record, so intersecting candidate sets pays while they cost at most
+// this many times the entries of the smallest one.
 const intersectRatio = 32
+
+// intersectCost estimates the entries intersect reads: a label's posted
+// word holds up to 64 ids, so a label costs at most one eighth of its
+// count unless it is very sparse.
+func intersectCost(srcs []*source) int64 {
+	var n int64
+	for _, src := range srcs {
+		if src.ix == ixLabels {
+			n += src.count/8 + 1
+		} else {
+			n += src.count
+		}
+	}
+	return n
+}
 
 func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int64, error) {
 	all := int64(v.trees[ixCreated].Len()) // one entry per object
@@ -307,11 +322,7 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 		// known. When every term is a candidate set, the matches are their
 		// intersection, computed from index entries alone. Otherwise count
 		// the matches over the smallest candidate set, testing records.
-		var others int64
-		for _, src := range srcs {
-			others += src.count
-		}
-		if best != nil && len(srcs) == len(p.labels)+len(p.fields) && others-best.count <= intersectRatio*best.count {
+		if best != nil && len(srcs) == len(p.labels)+len(p.fields) && intersectCost(srcs) <= intersectRatio*best.count {
 			matched = v.intersect(srcs)
 			total = matched.len()
 		} else {
@@ -753,6 +764,37 @@ func (s *idSet) has(id uint32) bool {
 	return w < len(s.bits) && s.bits[w]&(1<<(id%64)) != 0
 }
 
+// addWord adds the ids 64*chunk+i for every bit i set in w.
+func (s *idSet) addWord(chunk uint32, w uint64) {
+	if uint64(chunk)*64 >= maxBitmapID {
+		for ; w != 0; w &= w - 1 {
+			s.add(chunk*64 + uint32(bits.TrailingZeros64(w)))
+		}
+		return
+	}
+	i := int(chunk)
+	if i >= len(s.bits) {
+		s.bits = append(s.bits, make([]uint64, i+1-len(s.bits))...)
+	}
+	s.bits[i] |= w
+}
+
+// and keeps the ids of s that o holds too.
+func (s *idSet) and(o *idSet) {
+	for i := range s.bits {
+		if i < len(o.bits) {
+			s.bits[i] &= o.bits[i]
+		} else {
+			s.bits[i] = 0
+		}
+	}
+	for id := range s.ids {
+		if _, ok := o.ids[id]; !ok {
+			delete(s.ids, id)
+		}
+	}
+}
+
 // len returns the number of ids in s.
 func (s *idSet) len() int64 {
 	n := int64(len(s.ids))
@@ -781,12 +823,27 @@ func (v *view) ids(src *source, fn func(id uint32)) {
 	}
 }
 
-// intersect returns the ids present in every source, starting from the
-// smallest.
+// intersect returns the ids present in every source: the label sources'
+// posted words ANDed, then the other sources' entries kept where the set
+// so far holds them, smallest source first.
 func (v *view) intersect(srcs []*source) *idSet {
 	srcs = slices.SortedFunc(slices.Values(srcs), func(a, b *source) int { return cmp.Compare(a.count, b.count) })
-	set := v.idSet(srcs[0])
-	for _, src := range srcs[1:] {
+	var set *idSet
+	var rest []*source
+	for _, src := range srcs {
+		switch {
+		case src.ix != ixLabels:
+			rest = append(rest, src)
+		case set == nil:
+			set = v.postedIDs(src)
+		default:
+			v.andPosted(set, src)
+		}
+	}
+	if set == nil {
+		set, rest = v.idSet(rest[0]), rest[1:]
+	}
+	for _, src := range rest {
 		next := &idSet{}
 		v.ids(src, func(id uint32) {
 			if set.has(id) {

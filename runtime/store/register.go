@@ -128,8 +128,13 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 		func() { byName = newNames(recs) },
 	}
 	order, metas := defaultOrder(recs), metasOf(recs)
+	var posts *postings
 	for ix := 1; ix < len(trees); ix++ {
-		jobs = append(jobs, func() { trees[ix], errs[ix] = buildTree(m, recs, order, metas, ix) })
+		jobs = append(jobs, func() {
+			if trees[ix], errs[ix] = buildTree(m, recs, order, metas, ix); ix == ixLabels && errs[ix] == nil {
+				posts = buildPostings(trees[ix])
+			}
+		})
 	}
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -148,8 +153,8 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 			return nil, n, err
 		}
 	}
-	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, work: trees, nextID: uint32(n)}
-	st.view.Store(&view{db: db.Snapshot(), trees: copyTrees(trees)})
+	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, work: trees, posts: posts, nextID: uint32(n)}
+	st.view.Store(st.copyView(0))
 	if n >= 10000 {
 		s.log.Info("indexes built", "model", m.GVK().String(), "objects", n, "took", time.Since(start))
 	}

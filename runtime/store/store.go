@@ -101,7 +101,8 @@ type tableState struct {
 	// every copy makes the next writes copy the nodes they touch.
 	mu      sync.Mutex
 	work    []*tree
-	applied uint64 // the last batch applied to db and work; under mu
+	posts   *postings // the label postings, kept with work
+	applied uint64    // the last batch applied to db and work; under mu
 	// durable is the last batch of this table that is in the log (and
 	// published); a view is current when its seq reaches it.
 	durable atomic.Uint64

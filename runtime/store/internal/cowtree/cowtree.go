@@ -357,6 +357,22 @@ func (t *Tree[T]) delete(n *node[T], item T) {
 	}
 }
 
+// Get returns the item equal to item, if there is one.
+func (t *Tree[T]) Get(item T) (T, bool) {
+	var zero T
+	n := t.root
+	if n == nil {
+		return zero, false
+	}
+	for !n.leaf() {
+		n = n.kids[t.upperBound(n.seps, item)]
+	}
+	if i, found := t.lowerBound(n.items, item); found {
+		return n.items[i], true
+	}
+	return zero, false
+}
+
 // has reports whether the subtree n holds item.
 func (t *Tree[T]) has(n *node[T], item T) bool {
 	for !n.leaf() {
@@ -560,6 +576,45 @@ func (t *Tree[T]) ascend(n *node[T], pivot T, f *Filter[T], fn func(T) bool) boo
 	}
 	for _, c := range n.kids[k+1:] {
 		if !scan(c, f, fn) {
+			return false
+		}
+	}
+	return true
+}
+
+// AscendRuns is Ascend handing fn the items a leaf at a time: the run of
+// a leaf's items at or above pivot, then whole leaves, in order, until fn
+// returns false. A caller that reads many items saves a call per item.
+// fn must not keep or modify the slice.
+func (t *Tree[T]) AscendRuns(pivot T, fn func([]T) bool) {
+	if t.root != nil {
+		t.ascendRuns(t.root, pivot, fn)
+	}
+}
+
+func (t *Tree[T]) ascendRuns(n *node[T], pivot T, fn func([]T) bool) bool {
+	if n.leaf() {
+		i, _ := t.lowerBound(n.items, pivot)
+		return i == len(n.items) || fn(n.items[i:])
+	}
+	k, _ := t.lowerBound(n.seps, pivot)
+	if !t.ascendRuns(n.kids[k], pivot, fn) {
+		return false
+	}
+	for _, c := range n.kids[k+1:] {
+		if !runs(c, fn) {
+			return false
+		}
+	}
+	return true
+}
+
+func runs[T any](n *node[T], fn func([]T) bool) bool {
+	if n.leaf() {
+		return fn(n.items)
+	}
+	for _, k := range n.kids {
+		if !runs(k, fn) {
 			return false
 		}
 	}

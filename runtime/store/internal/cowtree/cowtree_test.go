@@ -193,6 +193,9 @@ func checkPoints(t *testing.T, tr *Tree[kv], m model, rng *rand.Rand, span int) 
 		if got := tr.Rank(p); got != r {
 			t.Fatalf("Rank(%d) = %d, want %d", p.k, got, r)
 		}
+		if got, ok := tr.Get(p); ok != (r < len(m) && m[r].k == p.k) || ok && got != m[r] {
+			t.Fatalf("Get(%d) = %v %v", p.k, got, ok)
+		}
 		if i := rng.IntN(len(m) + 2); true {
 			e, ok := tr.GetAt(i - 1)
 			if want := i-1 >= 0 && i-1 < len(m); ok != want || ok && e != m[i-1] {
@@ -260,6 +263,14 @@ func checkPoints(t *testing.T, tr *Tree[kv], m model, rng *rand.Rand, span int) 
 			if !slices.Equal(fgot, fwant) {
 				t.Fatalf("DescendFiltered(%d) = %v, want %v", p.k, fgot, fwant)
 			}
+		}
+		var fromRuns []kv
+		tr.AscendRuns(p, func(run []kv) bool {
+			fromRuns = append(fromRuns, run...)
+			return len(fromRuns) < limit
+		})
+		if want := m[r:min(r+limit, len(m))]; !slices.Equal(fromRuns[:min(limit, len(fromRuns))], want) {
+			t.Fatalf("AscendRuns(%d) = %v, want %v", p.k, fromRuns, want)
 		}
 		var down []kv
 		tr.Descend(p, func(e kv) bool { down = append(down, e); return len(down) < limit })
