@@ -50,6 +50,9 @@ func post(t *postings, label string, id uint32, on bool) {
 // postRecord moves rec's id from old's labels (old nil: none) to rec's
 // (rec nil: none). An update keeps the id, so only changed labels cost.
 func postRecord(t *postings, old, rec *Record) {
+	if t == nil {
+		return // a raw table keeps no indexes
+	}
 	var was, is []string
 	var id uint32
 	if old != nil {
