@@ -28,7 +28,9 @@
 // total of a one-term list, the size of a candidate set) is found without
 // visiting them, and subtree summaries of the entries' label signatures,
 // so a list passes over whole nodes that cannot match its label terms
-// (list.go). A hash map mirrors the name index for point reads.
+// (list.go). Each label value also keeps a bitmap of its objects' ids
+// (postings.go), so several label terms intersect word by word. A hash
+// map mirrors the name index for point reads.
 //
 // # Writes
 //

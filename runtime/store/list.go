@@ -35,7 +35,8 @@ type Query = query.Query
 //     total is known without visiting the matches: no terms (object count)
 //     or one label term (the counts table), else the total is the size of
 //     the intersection of the terms' candidate id sets when every term has
-//     one, or counted over the smallest candidate set.
+//     one (label terms AND their postings, postings.go), or counted over
+//     the smallest candidate set.
 //
 // Testing a record costs cache misses, so most tests happen on index
 // entries. Every entry carries its object's label signature (one bit per
