@@ -87,11 +87,14 @@ func (t *Tree[T]) sumOf(item T) uint32 {
 // resum recomputes n's sum from its items or kids.
 func (t *Tree[T]) resum(n *node[T]) {
 	var sum uint32
-	if n.leaf() {
+	switch {
+	case t.summary == nil:
+		sum = ^uint32(0)
+	case n.leaf():
 		for _, it := range n.items {
 			sum |= t.sumOf(it)
 		}
-	} else {
+	default:
 		for _, k := range n.kids {
 			sum |= k.sum
 		}
@@ -254,8 +257,15 @@ func (t *Tree[T]) insert(n *node[T], item T) (right *node[T], sep T, added bool)
 	if n.leaf() {
 		i, found := t.lowerBound(n.items, item)
 		if found {
+			// An update usually keeps the summary: recompute the leaf
+			// only when the replaced item's bits may be gone.
+			lost := t.sumOf(n.items[i]) &^ t.sumOf(item)
 			n.items[i] = item
-			t.resum(n) // the replaced item's bits may be gone
+			if lost != 0 {
+				t.resum(n)
+			} else {
+				n.sum |= t.sumOf(item)
+			}
 			return nil, sep, false
 		}
 		n.items = insertAt(n.items, i, item)
@@ -444,15 +454,18 @@ func (t *Tree[T]) Rank(pivot T) int {
 
 // Max returns the greatest item.
 func (t *Tree[T]) Max() (T, bool) {
-	var zero T
-	n := t.root
-	if n == nil {
+	if t.root == nil {
+		var zero T
 		return zero, false
 	}
+	return last(t.root), true
+}
+
+func last[T any](n *node[T]) T {
 	for !n.leaf() {
 		n = n.kids[len(n.kids)-1]
 	}
-	return n.items[len(n.items)-1], true
+	return n.items[len(n.items)-1]
 }
 
 // Filter lets a walk of a summarized tree pass over whole nodes.
@@ -465,24 +478,46 @@ type Filter[T any] struct {
 	Passed func(n int, last T) bool
 }
 
-// skip reports whether f passes over n, whose walk has count items left
-// (last computes the last of them); goOn is false when Passed stops the
-// walk.
-func (f *Filter[T]) skip(n *node[T], count int, last func() T) (skipped, goOn bool) {
+// skip reports whether f passes over n, whose walk has count items left;
+// goOn is false when Passed stops the walk. The last item a walk meets in
+// n is n's greatest walking up, its least walking down (also for the part
+// of a leaf a walk from a pivot meets).
+func (f *Filter[T]) skip(n *node[T], count int, down bool) (skipped, goOn bool) {
 	if f == nil || !f.Skip(n.sum) {
 		return false, true
 	}
 	if count == 0 || f.Passed == nil {
 		return true, true
 	}
-	return true, f.Passed(count, last())
+	if down {
+		return true, f.Passed(count, first(n))
+	}
+	return true, f.Passed(count, last(n))
 }
 
-func lastItem[T any](n *node[T]) T {
-	for !n.leaf() {
-		n = n.kids[len(n.kids)-1]
+// Every walk goes a leaf's run of items at a time; the item-at-a-time
+// walks wrap fn with each or eachDown.
+
+func each[T any](fn func(T) bool) func([]T) bool {
+	return func(run []T) bool {
+		for _, it := range run {
+			if !fn(it) {
+				return false
+			}
+		}
+		return true
 	}
-	return n.items[len(n.items)-1]
+}
+
+func eachDown[T any](fn func(T) bool) func([]T) bool {
+	return func(run []T) bool {
+		for i := len(run) - 1; i >= 0; i-- {
+			if !fn(run[i]) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // Scan calls fn for every item in ascending order until fn returns false.
@@ -491,28 +526,8 @@ func (t *Tree[T]) Scan(fn func(T) bool) { t.ScanFiltered(nil, fn) }
 // ScanFiltered is Scan passing over the nodes f skips.
 func (t *Tree[T]) ScanFiltered(f *Filter[T], fn func(T) bool) {
 	if t.root != nil {
-		scan(t.root, f, fn)
+		runs(t.root, f, false, each(fn))
 	}
-}
-
-func scan[T any](n *node[T], f *Filter[T], fn func(T) bool) bool {
-	if skipped, goOn := f.skip(n, n.count, func() T { return lastItem(n) }); skipped {
-		return goOn
-	}
-	if n.leaf() {
-		for _, it := range n.items {
-			if !fn(it) {
-				return false
-			}
-		}
-		return true
-	}
-	for _, k := range n.kids {
-		if !scan(k, f, fn) {
-			return false
-		}
-	}
-	return true
 }
 
 // Reverse calls fn for every item in descending order until fn returns
@@ -522,24 +537,25 @@ func (t *Tree[T]) Reverse(fn func(T) bool) { t.ReverseFiltered(nil, fn) }
 // ReverseFiltered is Reverse passing over the nodes f skips.
 func (t *Tree[T]) ReverseFiltered(f *Filter[T], fn func(T) bool) {
 	if t.root != nil {
-		reverse(t.root, f, fn)
+		runs(t.root, f, true, eachDown(fn))
 	}
 }
 
-func reverse[T any](n *node[T], f *Filter[T], fn func(T) bool) bool {
-	if skipped, goOn := f.skip(n, n.count, func() T { return first(n) }); skipped {
+// runs hands fn the leaves under n in order (descending when down), until
+// fn returns false, passing over the nodes f skips.
+func runs[T any](n *node[T], f *Filter[T], down bool, fn func([]T) bool) bool {
+	if skipped, goOn := f.skip(n, n.count, down); skipped {
 		return goOn
 	}
 	if n.leaf() {
-		for i := len(n.items) - 1; i >= 0; i-- {
-			if !fn(n.items[i]) {
-				return false
-			}
-		}
-		return true
+		return fn(n.items)
 	}
-	for i := len(n.kids) - 1; i >= 0; i-- {
-		if !reverse(n.kids[i], f, fn) {
+	for i := range n.kids {
+		k := n.kids[i]
+		if down {
+			k = n.kids[len(n.kids)-1-i]
+		}
+		if !runs(k, f, down, fn) {
 			return false
 		}
 	}
@@ -553,33 +569,8 @@ func (t *Tree[T]) Ascend(pivot T, fn func(T) bool) { t.AscendFiltered(pivot, nil
 // AscendFiltered is Ascend passing over the nodes f skips.
 func (t *Tree[T]) AscendFiltered(pivot T, f *Filter[T], fn func(T) bool) {
 	if t.root != nil {
-		t.ascend(t.root, pivot, f, fn)
+		t.ascendRuns(t.root, pivot, f, each(fn))
 	}
-}
-
-func (t *Tree[T]) ascend(n *node[T], pivot T, f *Filter[T], fn func(T) bool) bool {
-	if n.leaf() {
-		i, _ := t.lowerBound(n.items, pivot)
-		if skipped, goOn := f.skip(n, len(n.items)-i, func() T { return n.items[len(n.items)-1] }); skipped {
-			return goOn
-		}
-		for _, it := range n.items[i:] {
-			if !fn(it) {
-				return false
-			}
-		}
-		return true
-	}
-	k, _ := t.lowerBound(n.seps, pivot)
-	if !t.ascend(n.kids[k], pivot, f, fn) {
-		return false
-	}
-	for _, c := range n.kids[k+1:] {
-		if !scan(c, f, fn) {
-			return false
-		}
-	}
-	return true
 }
 
 // AscendRuns is Ascend handing fn the items a leaf at a time: the run of
@@ -588,33 +579,24 @@ func (t *Tree[T]) ascend(n *node[T], pivot T, f *Filter[T], fn func(T) bool) boo
 // fn must not keep or modify the slice.
 func (t *Tree[T]) AscendRuns(pivot T, fn func([]T) bool) {
 	if t.root != nil {
-		t.ascendRuns(t.root, pivot, fn)
+		t.ascendRuns(t.root, pivot, nil, fn)
 	}
 }
 
-func (t *Tree[T]) ascendRuns(n *node[T], pivot T, fn func([]T) bool) bool {
+func (t *Tree[T]) ascendRuns(n *node[T], pivot T, f *Filter[T], fn func([]T) bool) bool {
 	if n.leaf() {
 		i, _ := t.lowerBound(n.items, pivot)
+		if skipped, goOn := f.skip(n, len(n.items)-i, false); skipped {
+			return goOn
+		}
 		return i == len(n.items) || fn(n.items[i:])
 	}
 	k, _ := t.lowerBound(n.seps, pivot)
-	if !t.ascendRuns(n.kids[k], pivot, fn) {
+	if !t.ascendRuns(n.kids[k], pivot, f, fn) {
 		return false
 	}
 	for _, c := range n.kids[k+1:] {
-		if !runs(c, fn) {
-			return false
-		}
-	}
-	return true
-}
-
-func runs[T any](n *node[T], fn func([]T) bool) bool {
-	if n.leaf() {
-		return fn(n.items)
-	}
-	for _, k := range n.kids {
-		if !runs(k, fn) {
+		if !runs(c, f, false, fn) {
 			return false
 		}
 	}
@@ -628,29 +610,24 @@ func (t *Tree[T]) Descend(pivot T, fn func(T) bool) { t.DescendFiltered(pivot, n
 // DescendFiltered is Descend passing over the nodes f skips.
 func (t *Tree[T]) DescendFiltered(pivot T, f *Filter[T], fn func(T) bool) {
 	if t.root != nil {
-		t.descend(t.root, pivot, f, fn)
+		t.descendRuns(t.root, pivot, f, eachDown(fn))
 	}
 }
 
-func (t *Tree[T]) descend(n *node[T], pivot T, f *Filter[T], fn func(T) bool) bool {
+func (t *Tree[T]) descendRuns(n *node[T], pivot T, f *Filter[T], fn func([]T) bool) bool {
 	if n.leaf() {
 		end := t.upperBound(n.items, pivot)
-		if skipped, goOn := f.skip(n, end, func() T { return n.items[0] }); skipped {
+		if skipped, goOn := f.skip(n, end, true); skipped {
 			return goOn
 		}
-		for i := end - 1; i >= 0; i-- {
-			if !fn(n.items[i]) {
-				return false
-			}
-		}
-		return true
+		return end == 0 || fn(n.items[:end])
 	}
 	k := t.upperBound(n.seps, pivot)
-	if !t.descend(n.kids[k], pivot, f, fn) {
+	if !t.descendRuns(n.kids[k], pivot, f, fn) {
 		return false
 	}
 	for i := k - 1; i >= 0; i-- {
-		if !reverse(n.kids[i], f, fn) {
+		if !runs(n.kids[i], f, true, fn) {
 			return false
 		}
 	}
