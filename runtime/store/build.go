@@ -61,10 +61,17 @@ type rowMeta struct {
 	id, sig uint32
 }
 
+func metaOf(r *Record) rowMeta { return rowMeta{tie: tieKey(r.created), id: r.id, sig: r.sig} }
+
+// entry returns the entry under key a of the record md was read from.
+func (md rowMeta) entry(a string, rec *Record) entry {
+	return entry{a: a, rec: rec, tie: md.tie, id: md.id, sig: md.sig}
+}
+
 func metasOf(recs []*Record) []rowMeta {
 	metas := make([]rowMeta, len(recs))
 	for i, r := range recs {
-		metas[i] = rowMeta{tie: tieKey(r.created), id: r.id, sig: r.sig}
+		metas[i] = metaOf(r)
 	}
 	return metas
 }
@@ -100,8 +107,7 @@ func buildTree(m *model.Model, recs []*Record, order []int32, metas []rowMeta, i
 	return cowtree.BuildSummarized(compareEntry, entrySig, len(perm), func(i int) entry {
 		j := perm[i]
 		o := owner[j]
-		md := &metas[o]
-		return entry{a: keys[j], rec: recs[o], tie: md.tie, id: md.id, sig: md.sig}
+		return metas[o].entry(keys[j], recs[o])
 	}), nil
 }
 

@@ -44,9 +44,7 @@ type entry struct {
 }
 
 // newEntry returns rec's entry under key a.
-func newEntry(a string, rec *Record) entry {
-	return entry{a: a, rec: rec, tie: tieKey(rec.created), id: rec.id, sig: rec.sig}
-}
+func newEntry(a string, rec *Record) entry { return metaOf(rec).entry(a, rec) }
 
 // tieKey packs a creation key into 64 bits that order ascending as the
 // times order descending: the seconds since 1970 (34 bits, clamped) and

@@ -262,6 +262,7 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 	var best *source
 	var srcs []*source
 	consider := func(src *source) {
+		src.count = v.count(src)
 		srcs = append(srcs, src)
 		if best == nil || src.count < best.count {
 			best = src
@@ -274,11 +275,9 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 			for _, val := range r.Values {
 				src.spans = append(src.spans, exact(string(model.LabelKey(r.Key, val))))
 			}
-			src.count = v.count(src)
 			consider(src)
 		case selector.Exists:
 			src := &source{ix: ixLabels, spans: []span{prefixSpan(string(model.LabelKeyPrefix(r.Key)))}}
-			src.count = v.count(src)
 			consider(src)
 		}
 	}
@@ -290,7 +289,6 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 		for _, k := range f.keys {
 			src.spans = append(src.spans, exact(string(k)))
 		}
-		src.count = v.count(src)
 		consider(src)
 	}
 
@@ -321,8 +319,9 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 	if !known {
 		// The page is cheap to find by streaming but the total is not
 		// known. When every term is a candidate set, the matches are their
-		// intersection, computed from index entries alone. Otherwise count
-		// the matches over the smallest candidate set, testing records.
+		// intersection, computed from postings and index entries alone.
+		// Otherwise count the matches over the smallest candidate set,
+		// testing records.
 		if best != nil && len(srcs) == len(p.labels)+len(p.fields) && intersectCost(srcs) <= intersectRatio*best.count {
 			matched = v.intersect(srcs)
 			total = matched.len()
@@ -404,8 +403,9 @@ func (v *view) count(src *source) int64 {
 }
 
 // each calls fn for every distinct record of src (every object when src
-// is nil) whose entry skip does not reject, stopping early when fn returns
-// false. skip sees the entry only, so a rejected record is not touched.
+// is nil) whose entry skip (nil: none) does not reject, stopping early
+// when fn returns false. skip sees the entry only, so a rejected record is
+// not touched.
 func (v *view) each(ctx context.Context, src *source, skip func(sig uint32) bool, fn func(*Record) bool) error {
 	visited := 0
 	cancelled := func() bool {
@@ -413,7 +413,7 @@ func (v *view) each(ctx context.Context, src *source, skip func(sig uint32) bool
 		return visited%4096 == 0 && ctx.Err() != nil
 	}
 	if src == nil {
-		v.trees[ixCreated].Scan(func(e entry) bool { return !cancelled() && (skip(e.sig) || fn(e.rec)) })
+		v.trees[ixCreated].Scan(func(e entry) bool { return !cancelled() && (skip != nil && skip(e.sig) || fn(e.rec)) })
 		return ctx.Err()
 	}
 	if src.ix == ixName {
@@ -434,7 +434,7 @@ func (v *view) each(ctx context.Context, src *source, skip func(sig uint32) bool
 			if cancelled() {
 				return false
 			}
-			if skip(e.sig) {
+			if skip != nil && skip(e.sig) {
 				return true
 			}
 			if seen != nil {
@@ -816,7 +816,7 @@ func (v *view) idSet(src *source) *idSet {
 // records of index entries.
 func (v *view) ids(src *source, fn func(id uint32)) {
 	if src.ix == ixName {
-		v.each(context.Background(), src, func(uint32) bool { return false }, func(r *Record) bool { fn(r.id); return true })
+		v.each(context.Background(), src, nil, func(r *Record) bool { fn(r.id); return true })
 		return
 	}
 	for _, sp := range src.spans {

@@ -51,41 +51,53 @@ func (s *Store) Create(ctx context.Context, m *model.Model, obj object.Object) (
 	for attempt := 0; ; attempt++ {
 		if generate {
 			md.Name = md.GenerateName + randomSuffix()
-		} else if _, st, err := s.ready(m); err == nil {
-			// A durable name answers the conflict without a trip through
-			// the committer; the committer checks again for names in flight.
-			if _, ok := st.byName.get(md.Name); ok {
-				return nil, fmt.Errorf("store: create %s/%s: %w", m.Plural, md.Name,
-					&AlreadyExistsError{Kind: m.GVK().String(), Name: md.Name})
-			}
 		}
-		rec, err := s.encode(m, obj)
-		if err != nil {
-			return nil, err
+		var rec *Record
+		err := s.taken(m, md.Name)
+		if err == nil {
+			if rec, err = s.encode(m, obj); err != nil {
+				return nil, err
+			}
+			err = s.submit(ctx, s.createOp(m, rec))
 		}
-		err = s.submit(ctx, &op{apply: func(b *batch) error {
-			t, _, err := s.ready(m)
-			if err != nil {
-				return err
-			}
-			txn := b.txn(t)
-			if cur, _ := txn.First(tableObjects, indexID, rec.Name); cur != nil {
-				return &AlreadyExistsError{Kind: m.GVK().String(), Name: rec.Name}
-			}
-			if err := checkUnique(b, t, m, rec); err != nil {
-				return err
-			}
-			b.put(t, nil, rec)
-			return nil
-		}})
 		if generate && errors.Is(err, ErrAlreadyExists) && attempt < 8 {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("store: create %s/%s: %w", m.Plural, rec.Name, err)
+			return nil, fmt.Errorf("store: create %s/%s: %w", m.Plural, md.Name, err)
 		}
 		return rec, nil
 	}
+}
+
+// taken answers a create of a durable name without a trip through the
+// committer, which checks again for names in flight.
+func (s *Store) taken(m *model.Model, name string) error {
+	if _, st, err := s.ready(m); err == nil {
+		if _, ok := st.byName.get(name); ok {
+			return &AlreadyExistsError{Kind: m.GVK().String(), Name: name}
+		}
+	}
+	return nil
+}
+
+// createOp adds rec unless its name or a unique key is taken.
+func (s *Store) createOp(m *model.Model, rec *Record) *op {
+	return &op{apply: func(b *batch) error {
+		t, _, err := s.ready(m)
+		if err != nil {
+			return err
+		}
+		txn := b.txn(t)
+		if cur, _ := txn.First(tableObjects, indexID, rec.Name); cur != nil {
+			return &AlreadyExistsError{Kind: m.GVK().String(), Name: rec.Name}
+		}
+		if err := checkUnique(b, t, m, rec); err != nil {
+			return err
+		}
+		b.put(t, nil, rec)
+		return nil
+	}}
 }
 
 // Update replaces an object. obj must carry the current metadata.version
