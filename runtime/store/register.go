@@ -131,8 +131,9 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	var posts *postings
 	for ix := 1; ix < len(trees); ix++ {
 		jobs = append(jobs, func() {
-			if trees[ix], errs[ix] = buildTree(m, recs, order, metas, ix); ix == ixLabels && errs[ix] == nil {
-				posts = buildPostings(trees[ix])
+			trees[ix], errs[ix] = buildTree(m, recs, order, metas, ix)
+			if ix == ixLabels && errs[ix] == nil {
+				posts = buildPostings(trees[ix]) // from its tree, in the same job
 			}
 		})
 	}

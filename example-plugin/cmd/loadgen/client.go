@@ -37,8 +37,6 @@ type client struct {
 	coll  string // base + collectionPath
 	fast  *fasthttp.Client
 	ws    *http.Client
-	user  string
-	pass  string
 	auth  string // Authorization header value; empty without --user
 	runID string // tells this run's objects and events apart
 }
@@ -48,17 +46,15 @@ func newClient(cfg *config) *client {
 	if !cfg.AllowRemote {
 		dialer.Control = loopbackOnly
 	}
-	transport := func(idle int) *http.Transport {
-		return &http.Transport{
-			Proxy:                 nil, // never detour through a proxy from the environment
-			DialContext:           dialer.DialContext,
-			MaxIdleConns:          idle,
-			MaxIdleConnsPerHost:   idle,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: 30 * time.Second,
-			DisableCompression:    true,
-		}
+	wsTransport := &http.Transport{
+		Proxy:                 nil, // never detour through a proxy from the environment
+		DialContext:           dialer.DialContext,
+		MaxIdleConns:          1,
+		MaxIdleConnsPerHost:   1,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+		DisableCompression:    true,
 	}
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	base := cfg.URL.String()
@@ -73,13 +69,11 @@ func newClient(cfg *config) *client {
 			MaxIdemponentCallAttempts: 1, // a failed request is counted, never retried
 			NoDefaultUserAgentHeader:  true,
 		},
-		ws:    &http.Client{Transport: transport(1), CheckRedirect: noRedirect},
-		user:  cfg.User,
-		pass:  cfg.Password,
+		ws:    &http.Client{Transport: wsTransport, CheckRedirect: noRedirect},
 		runID: newRunID(),
 	}
-	if c.user != "" {
-		c.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(c.user+":"+c.pass))
+	if cfg.User != "" {
+		c.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(cfg.User+":"+cfg.Password))
 	}
 	return c
 }
@@ -111,9 +105,8 @@ func newRunID() string {
 // authHeader returns the headers every request carries.
 func (c *client) authHeader() http.Header {
 	h := http.Header{}
-	if c.user != "" {
-		r := &http.Request{Header: h}
-		r.SetBasicAuth(c.user, c.pass)
+	if c.auth != "" {
+		h.Set("Authorization", c.auth)
 	}
 	return h
 }
