@@ -104,15 +104,16 @@ func buildTree(m *model.Model, recs []*Record, order []int32, metas []rowMeta, i
 			}
 		}
 	}
-	return cowtree.BuildSummarized(compareEntry, entrySig, len(perm), func(i int) entry {
+	return sharing(cowtree.BuildSummarized(compareEntry, entrySig, len(perm), func(i int) entry {
 		j := perm[i]
 		o := owner[j]
 		return metas[o].entry(keys[j], recs[o])
-	}), nil
+	})), nil
 }
 
 // sortKeys returns the positions of keys in ascending key order, equal
-// keys in position order.
+// keys in position order. Keys with few distinct values are made to share
+// one string per value (see sharing).
 func sortKeys(keys []string) []int32 {
 	if perm, ok := countingSort(keys); ok {
 		return perm
@@ -121,7 +122,8 @@ func sortKeys(keys []string) []int32 {
 }
 
 // countingSort sorts keys by their distinct values, or reports false when
-// there are more than maxCounted of them.
+// there are more than maxCounted of them. Equal keys end up sharing the
+// first one's string.
 func countingSort(keys []string) ([]int32, bool) {
 	ids := make(map[string]int32)
 	var distinct []string
@@ -157,6 +159,7 @@ func countingSort(keys []string) ([]int32, bool) {
 	for j, d := range id {
 		perm[next[d]] = int32(j)
 		next[d]++
+		keys[j] = distinct[d]
 	}
 	return perm, true
 }

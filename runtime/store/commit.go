@@ -331,8 +331,9 @@ func (b *batch) txn(t *table) *memdb.Txn {
 	return txn
 }
 
-// put stores rec, replacing old (nil for a create).
-func (b *batch) put(t *table, old, rec *Record) {
+// put stores rec, replacing old (nil for a create); payload is rec framed
+// for the log (see frame).
+func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 	if old != nil {
 		rec.id = old.id
 	} else {
@@ -346,7 +347,7 @@ func (b *batch) put(t *table, old, rec *Record) {
 	}
 	indexRecord(b.states[t].work, old, rec)
 	postRecord(b.states[t].posts, old, rec)
-	b.payloads = append(b.payloads, encodePut(t.key, rec))
+	b.payloads = append(b.payloads, payload)
 	b.changes = append(b.changes, tableChange{t, watch.Change[*Record]{Old: old, New: rec, HasOld: old != nil, HasNew: true}})
 }
 

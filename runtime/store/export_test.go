@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
@@ -75,4 +76,30 @@ func (s *Store) CheckPostingsForTest(m *model.Model) error {
 		return fmt.Errorf("postings built afresh differ from the kept ones")
 	}
 	return nil
+}
+
+// KeyCopiesForTest counts, in m's current view, the string copies that the
+// entries of each non-empty key share, by "<index position>:<key>"; the
+// postings of a label count with its labels-index entries.
+func (s *Store) KeyCopiesForTest(m *model.Model) (map[string]int, error) {
+	_, st, err := s.ready(m)
+	if err != nil {
+		return nil, err
+	}
+	v := st.current()
+	copies := map[string]int{}
+	seen := map[*byte]bool{}
+	count := func(key, a string) {
+		if p := unsafe.StringData(a); a != "" && !seen[p] {
+			seen[p] = true
+			copies[key]++
+		}
+	}
+	for ix, t := range v.trees {
+		if t != nil {
+			t.Scan(func(e entry) bool { count(fmt.Sprint(ix, ":", e.a), e.a); return true })
+		}
+	}
+	v.posts.Scan(func(p posting) bool { count(fmt.Sprint(ixLabels, ":", p.label), p.label); return true })
+	return copies, nil
 }

@@ -649,3 +649,48 @@ func TestIntersectedTotals(t *testing.T) {
 		}
 	}
 }
+
+// TestEntriesShareTheirKeys: the entries of one key (and the postings of
+// a label with them) point at one copy of it, whether they were inserted one by
+// one (in any order, with deletes between) or built at a restart. A
+// search compares keys on its path; copies all over the heap would make
+// each comparison a cache miss.
+func TestEntriesShareTheirKeys(t *testing.T) {
+	m := storetest.PersonModel()
+	dir := t.TempDir()
+	s := storetest.Open(t, store.Options{Dir: dir}, m)
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, i := range rng.Perm(3000) {
+		// Fresh strings for every object, as decoding gives.
+		p := storetest.NewPerson(fmt.Sprintf("p%04d", i), Spec{Name: "x", Age: storetest.Int64(int64(i % 5)), Tags: []string{fmt.Sprint("tag", i%4)}})
+		p.Metadata.Labels = map[string]string{"team": fmt.Sprint("t", i%3), "kind": fmt.Sprint("k", i%2)}
+		if _, err := s.Create(ctx, m, p); err != nil {
+			t.Fatal(err)
+		}
+		if i%7 == 0 {
+			if _, err := s.Delete(ctx, m, fmt.Sprintf("p%04d", rng.IntN(3000))); err != nil && !errors.Is(err, store.ErrNotFound) {
+				t.Fatal(err)
+			}
+		}
+	}
+	check := func(when string, s *store.Store) {
+		t.Helper()
+		copies, err := s.KeyCopiesForTest(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Five labels, one spec.name, five ages, four tags; emails and
+		// friends are empty.
+		if len(copies) != 5+1+5+4 {
+			t.Errorf("%s: %d keys, want 15: %v", when, len(copies), copies)
+		}
+		for key, n := range copies {
+			if n != 1 {
+				t.Errorf("%s: %d copies of %q", when, n, key)
+			}
+		}
+	}
+	check("after inserts", s)
+	s.Close()
+	check("after a restart", storetest.Open(t, store.Options{Dir: dir}, m))
+}

@@ -58,7 +58,7 @@ func (s *Store) Create(ctx context.Context, m *model.Model, obj object.Object) (
 			if rec, err = s.encode(m, obj); err != nil {
 				return nil, err
 			}
-			err = s.submit(ctx, s.createOp(m, rec))
+			err = s.submit(ctx, s.createOp(m, rec, frame(m, rec)))
 		}
 		if generate && errors.Is(err, ErrAlreadyExists) && attempt < 8 {
 			continue
@@ -81,8 +81,9 @@ func (s *Store) taken(m *model.Model, name string) error {
 	return nil
 }
 
-// createOp adds rec unless its name or a unique key is taken.
-func (s *Store) createOp(m *model.Model, rec *Record) *op {
+// createOp adds rec, framed as payload, unless its name or a unique key is
+// taken.
+func (s *Store) createOp(m *model.Model, rec *Record, payload []byte) *op {
 	return &op{apply: func(b *batch) error {
 		t, _, err := s.ready(m)
 		if err != nil {
@@ -95,7 +96,7 @@ func (s *Store) createOp(m *model.Model, rec *Record) *op {
 		if err := checkUnique(b, t, m, rec); err != nil {
 			return err
 		}
-		b.put(t, nil, rec)
+		b.put(t, nil, rec, payload)
 		return nil
 	}}
 }
@@ -154,6 +155,7 @@ func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (
 	if err != nil {
 		return nil, err
 	}
+	payload := frame(m, rec)
 	err = s.submit(ctx, &op{apply: func(b *batch) error {
 		t, _, err := s.ready(m)
 		if err != nil {
@@ -173,7 +175,7 @@ func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (
 		if err := checkUnique(b, t, m, rec); err != nil {
 			return err
 		}
-		b.put(t, old, rec)
+		b.put(t, old, rec, payload)
 		return nil
 	}})
 	if err != nil {
@@ -198,6 +200,7 @@ func (s *Store) Delete(ctx context.Context, m *model.Model, name string) (*Recor
 		if err != nil {
 			return nil, err
 		}
+		payload := framePending(m, rec)
 		err = s.submit(ctx, &op{apply: func(b *batch) error {
 			t, _, err := s.ready(m)
 			if err != nil {
@@ -210,7 +213,7 @@ func (s *Store) Delete(ctx context.Context, m *model.Model, name string) (*Recor
 			if old != cur {
 				return errRetry
 			}
-			applyDelete(b, t, old, rec)
+			applyDelete(b, t, old, rec, payload)
 			return nil
 		}})
 		if errors.Is(err, errRetry) && attempt < 16 {
@@ -227,12 +230,28 @@ func (s *Store) Delete(ctx context.Context, m *model.Model, name string) (*Recor
 // the commit; it reads again.
 var errRetry = errors.New("object changed concurrently")
 
-func applyDelete(b *batch, t *table, old, rec *Record) {
+// applyDelete writes rec, old marked deleted: kept while finalizers are
+// pending (payload frames it then), removed for good otherwise.
+func applyDelete(b *batch, t *table, old, rec *Record, payload []byte) {
 	if rec.pending {
-		b.put(t, old, rec)
+		b.put(t, old, rec, payload)
 	} else {
 		b.remove(t, old, rec)
 	}
+}
+
+// frame returns rec's log payload. Writers frame their records before
+// submitting them, which keeps the copy out of the committer, the one
+// serial stage of a write.
+func frame(m *model.Model, rec *Record) []byte { return encodePut(m.StorageKey(), rec) }
+
+// framePending frames a record marked deleted if it stays (finalizers
+// pending); one removed for good is logged by name.
+func framePending(m *model.Model, rec *Record) []byte {
+	if !rec.pending {
+		return nil
+	}
+	return frame(m, rec)
 }
 
 // markDeleted returns cur with a deletionTimestamp and the next version.
@@ -258,6 +277,7 @@ func (s *Store) DeleteCollection(ctx context.Context, m *model.Model, q Query) (
 			return nil, err
 		}
 		var olds, recs []*Record
+		var payloads [][]byte
 		for _, cur := range res.Items {
 			if cur.Deleting() {
 				continue
@@ -267,6 +287,7 @@ func (s *Store) DeleteCollection(ctx context.Context, m *model.Model, q Query) (
 				return nil, err
 			}
 			olds, recs = append(olds, cur), append(recs, rec)
+			payloads = append(payloads, framePending(m, rec))
 		}
 		if len(recs) == 0 {
 			return []*Record{}, nil
@@ -283,7 +304,7 @@ func (s *Store) DeleteCollection(ctx context.Context, m *model.Model, q Query) (
 				}
 			}
 			for i, rec := range recs {
-				applyDelete(b, t, olds[i], rec)
+				applyDelete(b, t, olds[i], rec, payloads[i])
 			}
 			return nil
 		}})

@@ -21,6 +21,11 @@
 // path; deletes and replacements recompute the leaf only, leaving inner
 // nodes a superset, which costs skipping power, never correctness.
 //
+// A tree may also let an inserted item share parts of its neighbours (see
+// Share): an index whose keys repeat then holds one copy of each key that
+// every equal entry points at, so a search compares keys that are already
+// in the cache, often by pointer alone.
+//
 // A Tree is not safe for concurrent writes; copies may be read
 // concurrently with each other and with writes to the original.
 package cowtree
@@ -62,6 +67,7 @@ func (n *node[T]) size() int {
 type Tree[T any] struct {
 	cmp     func(a, b T) int
 	summary func(T) uint32 // nil: every node's sum is all ones
+	share   func(item, neighbour T) (T, bool)
 	root    *node[T]
 	owner   *owner
 }
@@ -100,6 +106,35 @@ func (t *Tree[T]) resum(n *node[T]) {
 		}
 	}
 	n.sum = sum
+}
+
+// Share makes every insert offer the new item its neighbours in the leaf,
+// one at a time until share returns the item changed to use a part of
+// one (and true). share must not change how the item orders.
+func (t *Tree[T]) Share(share func(item, neighbour T) (T, bool)) { t.share = share }
+
+// adopt returns item as share makes it beside its neighbours-to-be at i in
+// items. Past either end of the leaf, the neighbour is the separator that
+// bounds it (lo or hi, nil if none), a copy of an item next to it.
+func (t *Tree[T]) adopt(item T, items []T, i int, lo, hi *T) T {
+	if t.share == nil {
+		return item
+	}
+	left, right := lo, hi
+	if i > 0 {
+		left = &items[i-1]
+	}
+	if i < len(items) {
+		right = &items[i]
+	}
+	for _, nb := range [2]*T{left, right} {
+		if nb != nil {
+			if it, ok := t.share(item, *nb); ok {
+				return it
+			}
+		}
+	}
+	return item
 }
 
 // Build returns a tree of items, which must be sorted by cmp without
@@ -178,7 +213,7 @@ func first[T any](n *node[T]) T {
 // without affecting each other; nodes are copied as they are written.
 func (t *Tree[T]) Copy() *Tree[T] {
 	t.owner = new(owner)
-	return &Tree[T]{cmp: t.cmp, summary: t.summary, root: t.root, owner: new(owner)}
+	return &Tree[T]{cmp: t.cmp, summary: t.summary, share: t.share, root: t.root, owner: new(owner)}
 }
 
 // Len returns the number of items.
@@ -242,7 +277,7 @@ func (t *Tree[T]) Set(item T) {
 		return
 	}
 	t.root = t.mut(t.root)
-	right, sep, _ := t.insert(t.root, item)
+	right, sep, _ := t.insert(t.root, item, nil, nil)
 	if right != nil {
 		left := t.root
 		t.root = &node[T]{owner: t.owner, count: left.count + right.count, sum: left.sum | right.sum,
@@ -251,11 +286,13 @@ func (t *Tree[T]) Set(item T) {
 	}
 }
 
-// insert adds item under n, which t owns. When n overflows it is split:
+// insert adds item under n, which t owns and whose items lie between the
+// separators lo and hi (nil: unbounded). When n overflows it is split:
 // the new right half and the separator before it are returned.
-func (t *Tree[T]) insert(n *node[T], item T) (right *node[T], sep T, added bool) {
+func (t *Tree[T]) insert(n *node[T], item T, lo, hi *T) (right *node[T], sep T, added bool) {
 	if n.leaf() {
 		i, found := t.lowerBound(n.items, item)
+		item = t.adopt(item, n.items, i, lo, hi)
 		if found {
 			// An update usually keeps the summary: recompute the leaf
 			// only when the replaced item's bits may be gone.
@@ -275,7 +312,13 @@ func (t *Tree[T]) insert(n *node[T], item T) (right *node[T], sep T, added bool)
 		i := t.upperBound(n.seps, item)
 		kid := t.mut(n.kids[i])
 		n.kids[i] = kid
-		r, s, ok := t.insert(kid, item)
+		if i > 0 {
+			lo = &n.seps[i-1]
+		}
+		if i < len(n.seps) {
+			hi = &n.seps[i]
+		}
+		r, s, ok := t.insert(kid, item, lo, hi)
 		n.sum |= kid.sum
 		if r != nil {
 			n.sum |= r.sum // the new item may have gone right

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // kv items compare by k only, so that Set's replacing shows in v.
@@ -494,4 +495,71 @@ func TestSummariesOfRareItems(t *testing.T) {
 	tr.Set(kv{last + 5, 7}) // the leaf's last key: it overflows
 	m.set(kv{last + 5, 7})
 	check(t, tr, m)
+}
+
+// named items order by name, then n; share makes an item take an equal
+// neighbour's name string.
+type named struct {
+	name string
+	n    int
+}
+
+func byName(a, b named) int { return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.n, b.n)) }
+
+func shareName(it, nb named) (named, bool) {
+	if it.name != nb.name {
+		return it, false
+	}
+	it.name = nb.name
+	return it, true
+}
+
+// copiesOf counts the distinct string copies of each name in tr.
+func copiesOf(tr *Tree[named]) map[string]int {
+	seen := map[*byte]bool{}
+	copies := map[string]int{}
+	tr.Scan(func(it named) bool {
+		if p := unsafe.StringData(it.name); !seen[p] {
+			seen[p] = true
+			copies[it.name]++
+		}
+		return true
+	})
+	return copies
+}
+
+func TestInsertsShareEqualNeighbours(t *testing.T) {
+	fresh := func(s string) string { return string([]byte(s)) } // a new copy
+	for _, shared := range []bool{true, false} {
+		tr := New(byName)
+		if shared {
+			tr.Share(shareName)
+		}
+		// Enough items to split leaves and inner nodes; each insert lands
+		// beside an item of its name, first at either end, then between.
+		for i := range 5000 {
+			for _, name := range []string{"alpha", "beta", "gamma"} {
+				n := i
+				if i%2 == 1 {
+					n = -i
+				}
+				tr.Set(named{fresh(name), n})
+			}
+		}
+		// A replacement shares too.
+		tr.Set(named{fresh("beta"), 0})
+		copies := copiesOf(tr)
+		for _, name := range []string{"alpha", "beta", "gamma"} {
+			want := 1
+			if !shared {
+				want = 5000
+			}
+			if copies[name] != want {
+				t.Errorf("shared=%v: %d copies of %q, want %d", shared, copies[name], name, want)
+			}
+		}
+		if got := tr.Copy().share != nil; got != shared {
+			t.Errorf("shared=%v: a copy shares: %v", shared, got)
+		}
+	}
 }
