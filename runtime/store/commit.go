@@ -46,64 +46,58 @@ type tableChange struct {
 }
 
 // run is the committer: the only goroutine that writes to memdb and the
-// index trees. It drains whatever writes are queued (up to maxBatch),
-// applies them together and hands the batch to the syncer, then goes on
-// with the next batch while the syncer makes this one durable: writes
-// queued during an fsync share the next one (group commit), and applying
-// them overlaps the fsync (a pipeline).
+// index trees. It applies each write as it arrives to an open batch, and
+// hands the batch to the syncer the moment the syncer is idle: the writes
+// that arrive during an fsync are applied during it (a pipeline) and
+// share the next one (group commit), in one memdb transaction per table,
+// however they trickle in.
 func (s *Store) run(syncDone <-chan struct{}) {
 	defer close(s.stopped)
+	var open *batch // applied, not yet handed to the syncer; nil if none
 	for {
-		var first *op
-		if s.held != nil {
-			first, s.held = s.held, nil
-		} else {
+		ops, idle, failed := s.ops, s.idle, s.failedCh
+		if open == nil {
+			idle, failed = nil, nil
+		} else if len(open.ops) >= maxBatch {
+			ops = nil
+		}
+		var o *op
+		select {
+		case o = <-ops: // queued writes join the open batch first
+		default:
 			select {
-			case first = <-s.ops:
+			case o = <-ops:
+			case <-idle:
+				s.handOff(open)
+				open = nil
+				continue
+			case <-failed:
+				s.abort(open, s.failure())
+				open = nil
+				continue
 			case <-s.stop:
+				s.flush(open)
 				s.drain()
 				close(s.synced)
 				<-syncDone
 				return
 			}
 		}
-		ops := s.gather(first)
-		if first.control {
+		if o.control {
 			// A control op swaps table states or reads every table whole:
 			// it runs alone, on durable, published state.
+			s.flush(open)
+			open = nil
 			s.inflight.Wait()
-			s.runControl(first)
+			s.runControl(o)
 			continue
 		}
-		s.commit(ops)
+		open = s.apply(open, o)
 	}
-}
-
-// gather returns first and whatever writes are queued behind it, up to
-// maxBatch. A control op runs alone: one found in the queue is held for
-// the next round.
-func (s *Store) gather(first *op) []*op {
-	ops := []*op{first}
-	for !first.control && len(ops) < maxBatch {
-		select {
-		case o := <-s.ops:
-			if o.control {
-				s.held = o
-				return ops
-			}
-			ops = append(ops, o)
-		default:
-			return ops
-		}
-	}
-	return ops
 }
 
 // drain answers every queued op after Close.
 func (s *Store) drain() {
-	if s.held != nil {
-		s.held.done <- ErrClosed
-	}
 	for {
 		select {
 		case o := <-s.ops:
@@ -119,43 +113,64 @@ func (s *Store) runControl(o *op) {
 	o.done <- o.apply(&batch{store: s, txns: map[*table]*memdb.Txn{}, states: map[*table]*tableState{}})
 }
 
-// commit applies ops as one batch and hands it to the syncer. It holds
-// each touched table's lock only while applying, so readers are not kept
-// out for the fsync.
-func (s *Store) commit(ops []*op) {
-	if err := s.failure(); err != nil {
-		for _, o := range ops {
+// apply applies o to the open batch b, opening one if b is nil, and
+// returns the batch still open (nil if an internal failure aborted it).
+// Each touched table's lock is held until the batch is handed off.
+func (s *Store) apply(b *batch, o *op) *batch {
+	if b == nil {
+		if err := s.failure(); err != nil {
 			o.done <- err
+			return nil
 		}
-		return
+		s.seq++
+		b = &batch{store: s, seq: s.seq, txns: map[*table]*memdb.Txn{}, states: map[*table]*tableState{}}
 	}
-	s.seq++
-	b := &batch{store: s, seq: s.seq, txns: map[*table]*memdb.Txn{}, states: map[*table]*tableState{}, ops: ops}
-	b.errs = make([]error, len(ops))
-	for i, o := range ops {
-		b.errs[i] = o.apply(b)
-		if b.err != nil {
-			break
-		}
-	}
+	b.ops = append(b.ops, o)
+	b.errs = append(b.errs, o.apply(b))
+	s.appliedOps.Add(1)
 	if b.err != nil {
-		for _, t := range b.order {
-			b.txns[t].Abort()
-			// Undo the batch's index writes: index the applied records
-			// afresh (rare: memdb refused a write, or the log failed).
-			st := b.states[t]
-			if trees, err := rebuildTrees(st.model, st.db); err == nil {
-				st.setWork(trees)
-			} else {
-				s.log.Error("rebuilding indexes after a failed batch", "table", t.key, "err", err)
-			}
-			st.mu.Unlock()
+		s.abort(b, b.err)
+		return nil
+	}
+	return b
+}
+
+// abort undoes an open batch and answers all its ops with err (rare:
+// memdb refused a write, or the log failed under it).
+func (s *Store) abort(b *batch, err error) {
+	for _, t := range b.order {
+		b.txns[t].Abort()
+		// Undo the batch's index writes: index the applied records afresh.
+		st := b.states[t]
+		if trees, err := rebuildTrees(st.model, st.db); err == nil {
+			st.setWork(trees)
+		} else {
+			s.log.Error("rebuilding indexes after a failed batch", "table", t.key, "err", err)
 		}
-		for _, o := range ops {
-			o.done <- b.err
-		}
+		st.mu.Unlock()
+	}
+	for _, o := range b.ops {
+		o.done <- err
+	}
+}
+
+// flush hands the open batch b (nil: none) to the syncer once it is idle.
+func (s *Store) flush(b *batch) {
+	if b == nil {
 		return
 	}
+	select {
+	case <-s.idle:
+		s.handOff(b)
+	case <-s.failedCh:
+		s.abort(b, s.failure())
+	}
+}
+
+// handOff commits b's transactions, releases its tables and gives it to
+// the idle syncer; then, between batches, it starts a snapshot if one is
+// due.
+func (s *Store) handOff(b *batch) {
 	b.views = make([]*view, len(b.order))
 	for i, t := range b.order {
 		b.txns[t].Commit()
@@ -175,62 +190,52 @@ func (s *Store) commit(ops []*op) {
 	}
 }
 
-// syncer makes applied batches durable, in order: whatever batches are
-// waiting go to the log in one write and one fsync. Only then does it
-// publish them (names, views, watch events) and answer their ops, so no
-// reader or watcher ever sees a write that is not durable.
+// syncer makes the committer's batches durable, one write and one fsync
+// each, and tells the committer whenever it is idle. Only once a batch is
+// durable does it publish it (names, views, watch events) and answer its
+// ops, so no reader or watcher ever sees a write that is not durable.
 func (s *Store) syncer(done chan<- struct{}) {
 	defer close(done)
-	var bs []*batch
-	var payloads [][]byte
-	for b := range s.synced {
-		bs = append(bs[:0], b)
-	more:
-		for len(bs) < maxPipeline {
-			select {
-			case b, ok := <-s.synced:
-				if !ok {
-					break more
-				}
-				bs = append(bs, b)
-			default:
-				break more
-			}
+	for {
+		s.idle <- struct{}{} // never blocks: the committer takes it before each batch
+		b, ok := <-s.synced
+		if !ok {
+			return
 		}
 		if hook := s.beforeLog.Load(); hook != nil {
 			(*hook)()
 		}
 		err := s.failure()
 		if err == nil && s.wal != nil {
-			payloads = payloads[:0]
-			for _, b := range bs {
-				payloads = append(payloads, b.payloads...)
-			}
-			if _, _, werr := s.wal.Append(payloads); werr != nil {
+			if _, _, werr := s.wal.Append(b.payloads); werr != nil {
 				// After a failed write or fsync the page cache cannot be
 				// trusted: refuse every later write; a restart recovers.
-				err = fmt.Errorf("store: write-ahead log failed, refusing writes until restart: %w", werr)
-				s.failed.CompareAndSwap(nil, &err)
+				err = s.fail(fmt.Errorf("store: write-ahead log failed, refusing writes until restart: %w", werr))
 				s.log.Error("write-ahead log failed", "err", werr)
 			}
 			if s.wal.Size() >= s.opts.SnapshotBytes {
 				s.snapDue.Store(true) // the committer starts it between batches
 			}
 		}
-		clear(payloads)
-		for _, b := range bs {
-			if err != nil {
-				s.rollBack(b)
-				for _, o := range b.ops {
-					o.done <- err
-				}
-			} else {
-				s.publish(b)
+		if err != nil {
+			s.rollBack(b)
+			for _, o := range b.ops {
+				o.done <- err
 			}
-			s.inflight.Done()
+		} else {
+			s.publish(b)
 		}
-		clear(bs)
+		s.inflight.Done()
 	}
+}
+
+// fail makes err the store's sticky failure (unless one is set already)
+// and returns the one set. The committer then aborts its open batch.
+func (s *Store) fail(err error) error {
+	if s.failed.CompareAndSwap(nil, &err) {
+		close(s.failedCh)
+	}
+	return s.failure()
 }
 
 // publish makes a durable batch visible: names first, then index views,

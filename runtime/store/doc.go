@@ -37,23 +37,26 @@
 // One committer goroutine owns all writes. Callers validate, encode and
 // extract keys in their own goroutines and hand the committer a closure
 // that checks preconditions (version, unique keys) against the write
-// transaction and writes only if they hold. The committer drains whatever
-// is queued (up to 512 writes), applies it in one memdb transaction per
-// table and to the table's trees, commits memdb and hands the batch to the
-// syncer, then goes on with the next batch. The syncer appends whatever
-// batches are waiting to the write-ahead log with one write and one fsync,
-// and only then publishes them (names, views, watch events) and answers
-// their callers. So applying one batch overlaps the fsync of the one
-// before, writes queued meanwhile share the next fsync (group commit), and
-// nothing that is not durable is ever visible.
+// transaction and writes only if they hold. They also frame the record
+// for the log, so the committer, the one serial stage, only applies. The
+// committer applies each write as it arrives to an open batch (one memdb
+// transaction per table, and the table's trees) and hands the batch to
+// the syncer as soon as the syncer is idle, committing memdb then. The
+// syncer appends the batch to the write-ahead log with one write and one
+// fsync, and only then publishes it (names, views, watch events) and
+// answers its callers. So the writes that arrive during an fsync are
+// applied during it and share the next one (group commit), with one
+// transaction however they trickle in (up to 512 writes), and nothing that
+// is not durable is ever visible.
 //
 // The committer's memdb and trees run ahead of the log; readers see views.
 // A view is a memdb snapshot plus one tree copy per index, numbered by the
 // last batch it holds. A reader whose view lacks a durable batch copies
-// the state itself when nothing beyond the log is applied; otherwise it
-// asks the committer to copy at the end of its next batch and waits for
-// that batch to be durable (at most two fsyncs, as long as a reader used
-// to wait for the committer's lock). Copies are made only when asked for,
+// the state itself when nothing beyond the log is applied and no batch is
+// open on the table; otherwise it asks the committer to copy when it
+// hands off its open (or next) batch and waits for that batch to be
+// durable (at most two fsyncs). It never waits for the committer's lock,
+// which an open batch holds through an fsync. Copies are made only when asked for,
 // because every copy makes the next writes copy the nodes they touch.
 //
 // If the log fails, the store refuses every later write until restart,

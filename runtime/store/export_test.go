@@ -29,13 +29,9 @@ func (s *Store) BreakLogForTest() error { return s.wal.Close() }
 // the batches it is about to write already applied).
 func (s *Store) BeforeLogForTest(fn func()) { s.beforeLog.Store(&fn) }
 
-// AppliedForTest returns the number of the last batch applied to m's table.
-func (s *Store) AppliedForTest(m *model.Model) uint64 {
-	st := (*s.tables.Load())[m.StorageKey()].state.Load()
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.applied
-}
+// AppliedForTest returns the number of writes the committer has applied,
+// durable or not.
+func (s *Store) AppliedForTest() uint64 { return s.appliedOps.Load() }
 
 // CheckPostingsForTest compares the label postings of m's current view
 // with the labels of its records, and with postings built afresh from its
@@ -102,4 +98,10 @@ func (s *Store) KeyCopiesForTest(m *model.Model) (map[string]int, error) {
 	}
 	v.posts.Scan(func(p posting) bool { count(fmt.Sprint(ixLabels, ":", p.label), p.label); return true })
 	return copies, nil
+}
+
+// DurableForTest returns the number of the last batch of m's table in the
+// log.
+func (s *Store) DurableForTest(m *model.Model) uint64 {
+	return (*s.tables.Load())[m.StorageKey()].state.Load().durable.Load()
 }

@@ -159,18 +159,21 @@ func (st *tableState) current() *view {
 		if v.seq >= st.durable.Load() {
 			return v
 		}
-		st.mu.Lock()
-		if st.applied == st.durable.Load() {
-			// Nothing beyond the log is applied: copy the state as it is.
-			v = st.copyView(st.applied)
+		// The committer holds mu while it has a batch open on the table.
+		if st.mu.TryLock() {
+			if st.applied == st.durable.Load() {
+				// Nothing beyond the log is applied: copy the state as it is.
+				v = st.copyView(st.applied)
+				st.mu.Unlock()
+				return st.offerView(v)
+			}
 			st.mu.Unlock()
-			return st.offerView(v)
 		}
-		// The committer is ahead of the log; it copies what it applied at
-		// the end of its next batch, which the syncer publishes once that
-		// is durable. Waiting costs at most two fsyncs.
+		// The committer is ahead of the log; it copies what it applied
+		// when it hands its open (or next) batch to the syncer, which
+		// publishes it once that is durable. Waiting costs at most two
+		// fsyncs.
 		st.wantView.Store(true)
-		st.mu.Unlock()
 		<-wake
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store"
 	"github.com/svcrun/svc/runtime/store/storetest"
 	"github.com/svcrun/svc/runtime/watch"
@@ -34,13 +33,13 @@ func holdLog(s *store.Store) *gate {
 
 func (g *gate) release() { g.once.Do(func() { close(g.open) }) }
 
-// waitApplied waits until m's table has applied batch seq.
-func waitApplied(t *testing.T, s *store.Store, m *model.Model, seq uint64) {
+// waitApplied waits until the committer has applied n writes.
+func waitApplied(t *testing.T, s *store.Store, n uint64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for s.AppliedForTest(m) < seq {
+	for s.AppliedForTest() < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("batch %d was never applied", seq)
+			t.Fatalf("write %d was never applied", n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -92,13 +91,13 @@ func TestWritesAreInvisibleUntilDurable(t *testing.T) {
 
 	g := holdLog(s)
 	defer g.release()
-	before := s.AppliedForTest(m)
+	before := s.AppliedForTest()
 	created := async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("b", "B")) })
 	<-g.entered // b's batch is applied and waits for the log
 	a2 := teamPerson("a", "A2")
 	a2.Metadata.SetVersion(0)
 	updated := async(func() (*store.Record, error) { return s.Update(ctx, m, a2) })
-	waitApplied(t, s, m, before+2) // and the update's batch behind it
+	waitApplied(t, s, before+2) // and the update, in the batch behind it
 
 	if _, err := s.Get(ctx, m, "b"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Get(b) before it is durable = %v, want not found", err)
@@ -162,7 +161,7 @@ func TestLogFailureRollsBackEveryBatchInFlight(t *testing.T) {
 	}
 	g := holdLog(s)
 	defer g.release()
-	before := s.AppliedForTest(m)
+	before := s.AppliedForTest()
 	var results []<-chan result
 	for i, name := range []string{"lost1", "lost2"} {
 		p := teamPerson(name, "x")
@@ -171,7 +170,7 @@ func TestLogFailureRollsBackEveryBatchInFlight(t *testing.T) {
 			<-g.entered
 		}
 	}
-	waitApplied(t, s, m, before+2)
+	waitApplied(t, s, before+2)
 	if err := s.BreakLogForTest(); err != nil {
 		t.Fatal(err)
 	}
@@ -239,5 +238,38 @@ func TestStaleViewWaitsForTheLog(t *testing.T) {
 	}
 	if got := <-listed; got != "a,b,c" {
 		t.Errorf("list = %q, want a,b,c", got)
+	}
+}
+
+// TestWritesDuringAnFsyncShareOneBatch: writes that arrive one by one
+// while the log is busy are each applied at once, and all go to the log
+// together, as one batch, when it is free.
+func TestWritesDuringAnFsyncShareOneBatch(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	if _, err := s.Create(ctx, m, teamPerson("first", "x")); err != nil {
+		t.Fatal(err)
+	}
+	g := holdLog(s)
+	defer g.release()
+	batch := s.DurableForTest(m)
+	applied := s.AppliedForTest()
+	results := []<-chan result{async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("held", "x")) })}
+	<-g.entered // batch+1 is at the log
+	for i, name := range []string{"b", "c", "d", "e"} {
+		results = append(results, async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson(name, "x")) }))
+		waitApplied(t, s, applied+uint64(i)+2)
+	}
+	g.release()
+	for _, r := range results {
+		if r := <-r; r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+	if got := s.DurableForTest(m); got != batch+2 {
+		t.Errorf("the writes took batches %d..%d, want %d and %d", batch+1, got, batch+1, batch+2)
+	}
+	if res, err := s.List(ctx, m, mustQuery(t, "labelSelector=team%3Dx")); err != nil || res.Total != 6 {
+		t.Errorf("list = %d objects, %v; want 6", res.Total, err)
 	}
 }

@@ -37,9 +37,6 @@ type Options struct {
 // maxBatch bounds how many writes share one memdb transaction.
 const maxBatch = 512
 
-// maxPipeline bounds how many applied batches may wait for the log.
-const maxPipeline = 8
-
 // Store keeps every object of every model in memory, indexed, and makes
 // each acknowledged write durable. See doc.go for the design.
 type Store struct {
@@ -52,14 +49,18 @@ type Store struct {
 	tables   atomic.Pointer[map[string]*table] // copy-on-write; readers load
 
 	ops      chan *op
-	held     *op         // a control op that ended the previous batch
-	seq      uint64      // the last batch's number; only the committer touches it
-	synced   chan *batch // applied batches, in order, for the syncer
-	inflight sync.WaitGroup
-	stop     chan struct{}
-	stopped  chan struct{}
-	closed   atomic.Bool
-	failed   atomic.Pointer[error] // sticky WAL failure
+	seq      uint64        // the last batch's number; only the committer touches it
+	synced   chan *batch   // applied batches, in order, for the syncer
+	idle     chan struct{} // the syncer waits for a batch (capacity 1)
+	failedCh chan struct{} // closed when failed is set
+	// appliedOps counts the writes applied, durable or not, for tests
+	// that stop the log to look at the store in between.
+	appliedOps atomic.Uint64
+	inflight   sync.WaitGroup
+	stop       chan struct{}
+	stopped    chan struct{}
+	closed     atomic.Bool
+	failed     atomic.Pointer[error] // sticky WAL failure
 
 	snapMu   sync.Mutex // one snapshot at a time
 	snapWG   sync.WaitGroup
@@ -136,12 +137,14 @@ func Open(opts Options) (*Store, error) {
 		opts.Now = time.Now
 	}
 	s := &Store{
-		opts:    opts,
-		log:     opts.Logger,
-		ops:     make(chan *op, 4*maxBatch),
-		synced:  make(chan *batch, maxPipeline),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
+		opts:     opts,
+		log:      opts.Logger,
+		ops:      make(chan *op, 4*maxBatch),
+		synced:   make(chan *batch),
+		idle:     make(chan struct{}, 1),
+		failedCh: make(chan struct{}),
+		stop:     make(chan struct{}),
+		stopped:  make(chan struct{}),
 	}
 	s.tables.Store(&map[string]*table{})
 	if opts.Dir != "" {
