@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 	"unsafe"
 
 	"github.com/svcrun/svc/runtime/model"
@@ -41,7 +42,7 @@ func (s *Store) CheckPostingsForTest(m *model.Model) error {
 	if err != nil {
 		return err
 	}
-	v := st.current()
+	v := st.current(^uint64(0))
 	recs, err := allRecords(v.db)
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func (s *Store) KeyCopiesForTest(m *model.Model) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := st.current()
+	v := st.current(^uint64(0))
 	copies := map[string]int{}
 	seen := map[*byte]bool{}
 	count := func(key, a string) {
@@ -104,4 +105,27 @@ func (s *Store) KeyCopiesForTest(m *model.Model) (map[string]int, error) {
 // log.
 func (s *Store) DurableForTest(m *model.Model) uint64 {
 	return (*s.tables.Load())[m.StorageKey()].state.Load().durable.Load()
+}
+
+// WithCoolingForTest returns opts with trees dropped from views after d
+// without a reader.
+func WithCoolingForTest(opts Options, d time.Duration) Options {
+	opts.cooling = d
+	return opts
+}
+
+// ViewHasTreeForTest reports whether m's newest view holds the tree of the
+// index named index.
+func (s *Store) ViewHasTreeForTest(m *model.Model, index string) bool {
+	_, st, err := s.ready(m)
+	if err != nil {
+		return false
+	}
+	for ix, x := range m.AllIndexes() {
+		if x.Name == index {
+			v := st.view.Load()
+			return v.has&treeBit(ix) != 0 && v.trees[ix] != nil
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
@@ -119,15 +120,47 @@ func entrySig(e entry) uint32 { return e.sig }
 // view is what a reader sees of a table: a consistent, immutable state.
 type view struct {
 	db    *memdb.MemDB // snapshot; objects by name
-	trees []*tree      // by index position; nil at ixName
-	posts *postings    // label postings (postings.go)
+	trees []*tree      // by index position; nil at ixName and where not in has
+	posts *postings    // label postings (postings.go); nil unless has postsBit
 	seq   uint64       // the last batch it holds
+	has   uint64       // the trees and postings copied (see treeBit)
 }
 
+// A view copies only the trees that readers use (the table's hot set):
+// once a tree is copied, the next writes copy every node of it they
+// touch, which for a tree no query reads is pure cost. Every tree starts
+// hot; one that no reader asked for over a cooling period is dropped, and
+// the next reader that needs it adds it back and waits for the next view
+// (at most two fsyncs). Sets of trees are masks: bit treeBit(ix) for the
+// tree at index position ix, postsBit for the postings.
+const postsBit = 1 << 63
+
+// cooling is how long a tree stays hot without a reader (Options.cooling).
+const cooling = 10 * time.Second
+
+// treeBit is ix's bit; positions past 62 (a model with that many indexes)
+// share one.
+func treeBit(ix int) uint64 { return 1 << min(ix, 62) }
+
 // copyView returns an immutable copy of st's applied state as of batch
-// seq. Called with st.mu held.
+// seq, with the trees in the hot set. Called with st.mu held.
 func (st *tableState) copyView(seq uint64) *view {
-	return &view{db: st.db.Snapshot(), trees: copyTrees(st.work), posts: st.posts.Copy(), seq: seq}
+	if now := time.Now(); now.Sub(st.cooled) >= st.cooling {
+		// Keep what readers asked for since the last cooling.
+		st.hot.Store(st.asked.Swap(0))
+		st.cooled = now
+	}
+	hot := st.hot.Load()
+	v := &view{db: st.db.Snapshot(), trees: make([]*tree, len(st.work)), seq: seq, has: hot}
+	for ix, t := range st.work {
+		if t != nil && hot&treeBit(ix) != 0 {
+			v.trees[ix] = t.Copy()
+		}
+	}
+	if st.posts != nil && hot&postsBit != 0 {
+		v.posts = st.posts.Copy()
+	}
+	return v
 }
 
 // setWork makes trees the committer's indexes, with the postings of their
@@ -150,14 +183,21 @@ func prefixSpan(p string) span {
 	return span{entry{a: p, rec: before}, entry{a: string(hi), rec: before}}
 }
 
-// current returns a view of every durable write: at least every write
-// acknowledged before the call, and none that is not yet durable.
-func (st *tableState) current() *view {
+// current returns a view of every durable write, with at least the trees
+// in need: at least every write acknowledged before the call, and none
+// that is not yet durable.
+func (st *tableState) current(need uint64) *view {
 	for {
 		wake := st.published.wait()
 		v := st.view.Load()
-		if v.seq >= st.durable.Load() {
+		if st.asked.Load()&need != need {
+			st.asked.Or(need)
+		}
+		if v.seq >= st.durable.Load() && v.has&need == need {
 			return v
+		}
+		if st.hot.Load()&need != need {
+			st.hot.Or(need) // from now on views copy them
 		}
 		// The committer holds mu while it has a batch open on the table.
 		if st.mu.TryLock() {
@@ -165,7 +205,11 @@ func (st *tableState) current() *view {
 				// Nothing beyond the log is applied: copy the state as it is.
 				v = st.copyView(st.applied)
 				st.mu.Unlock()
-				return st.offerView(v)
+				st.offerView(v)
+				if v.has&need == need { // else hot cooled just now
+					return v
+				}
+				continue
 			}
 			st.mu.Unlock()
 		}
@@ -178,16 +222,16 @@ func (st *tableState) current() *view {
 	}
 }
 
-// offerView makes v the table's view unless a newer one is there; it
-// returns the view kept.
-func (st *tableState) offerView(v *view) *view {
+// offerView makes v the table's view unless a newer one is there, or one
+// as new with every tree v has.
+func (st *tableState) offerView(v *view) {
 	for {
 		cur := st.view.Load()
-		if cur.seq >= v.seq {
-			return cur
+		if cur.seq > v.seq || cur.seq == v.seq && v.has&^cur.has == 0 {
+			return
 		}
 		if st.view.CompareAndSwap(cur, v) {
-			return v
+			return
 		}
 	}
 }
@@ -336,15 +380,4 @@ func (s span) ascendCounted(t *tree, skip func(sig uint32) bool, fn func(entry) 
 		return more && n > 0
 	})
 	return more
-}
-
-// copyTrees returns O(1) copies that later writes to trees do not affect.
-func copyTrees(trees []*tree) []*tree {
-	out := make([]*tree, len(trees))
-	for i, t := range trees {
-		if t != nil {
-			out[i] = t.Copy()
-		}
-	}
-	return out
 }

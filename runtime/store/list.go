@@ -59,7 +59,7 @@ func (s *Store) List(ctx context.Context, m *model.Model, q Query) (query.ListRe
 		return query.ListResult[*Record]{}, err
 	}
 	page, size := max(q.Page, 1), q.Size
-	items, total, err := p.run(ctx, st.current(), page, size)
+	items, total, err := p.run(ctx, st.current(p.need()), page, size)
 	if err != nil {
 		return query.ListResult[*Record]{}, fmt.Errorf("store: list %s: %w", m.Plural, err)
 	}
@@ -86,6 +86,24 @@ type plan struct {
 	// sigs holds, per equality or set label term, the signature bits of
 	// its values: a record whose labelSig shares none cannot match.
 	sigs []uint32
+}
+
+// need returns the trees (and postings) run reads: the creation index
+// (its size is the object count), and those of the terms and sort keys.
+func (p *plan) need() uint64 {
+	n := treeBit(ixCreated)
+	if len(p.labels) > 0 {
+		n |= treeBit(ixLabels) | postsBit
+	}
+	for _, f := range p.fields {
+		n |= treeBit(f.ix)
+	}
+	for _, sk := range p.sorts {
+		if sk.ix != ixName {
+			n |= treeBit(sk.ix)
+		}
+	}
+	return n
 }
 
 // compile resolves sort and field names to indexes and field values to

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -271,5 +272,45 @@ func TestWritesDuringAnFsyncShareOneBatch(t *testing.T) {
 	}
 	if res, err := s.List(ctx, m, mustQuery(t, "labelSelector=team%3Dx")); err != nil || res.Total != 6 {
 		t.Errorf("list = %d objects, %v; want 6", res.Total, err)
+	}
+}
+
+// TestViewsCopyOnlyTreesInUse: a tree no reader asks for over the cooling
+// period leaves the views, so writes stop copying its nodes; a reader that
+// needs it again brings it back and sees every acknowledged write in it.
+func TestViewsCopyOnlyTreesInUse(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.Open(t, store.WithCoolingForTest(store.Options{Dir: t.TempDir()}, 20*time.Millisecond), m)
+	create := func(name string) {
+		t.Helper()
+		if _, err := s.Create(ctx, m, teamPerson(name, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("a")
+	if !s.ViewHasTreeForTest(m, "spec.email") {
+		t.Fatal("a fresh table's view lacks the email tree; want every tree")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; s.ViewHasTreeForTest(m, "spec.email"); i++ {
+		if time.Now().After(deadline) {
+			t.Fatal("the email tree, read by no one, never left the views")
+		}
+		create(fmt.Sprint("p", i))
+		if _, err := s.List(ctx, m, mustQuery(t, "labelSelector=team%3Dx")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !s.ViewHasTreeForTest(m, "metadata.labels") {
+		t.Error("the labels tree, read by every list, left the views")
+	}
+	create("late")
+	res, err := s.List(ctx, m, mustQuery(t, "fieldSelector=spec.email%3Dlate@example.com"))
+	if err != nil || names(res) != "late" {
+		t.Errorf("list by email = %s, %v; want late", names(res), err)
+	}
+	if !s.ViewHasTreeForTest(m, "spec.email") {
+		t.Error("the email tree did not come back to the views")
 	}
 }

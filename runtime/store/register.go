@@ -154,7 +154,8 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 			return nil, n, err
 		}
 	}
-	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, work: trees, posts: posts, nextID: uint32(n)}
+	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, work: trees, posts: posts, nextID: uint32(n), cooled: time.Now(), cooling: s.opts.cooling}
+	st.hot.Store(^uint64(0)) // every tree, until readers show which they use
 	st.view.Store(st.copyView(0))
 	if n >= 10000 {
 		s.log.Info("indexes built", "model", m.GVK().String(), "objects", n, "took", time.Since(start))

@@ -32,6 +32,8 @@ type Options struct {
 	Logger      *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+
+	cooling time.Duration // how long a tree read by no one stays in views; tests shorten it
 }
 
 // maxBatch bounds how many writes share one memdb transaction.
@@ -97,9 +99,10 @@ type tableState struct {
 	nextID uint32 // the id of the next object created; the committer's
 	// work holds the committer's trees (nil when raw), and db with them
 	// every applied batch, durable or not. mu is held by the committer
-	// while it applies a batch. Readers get an immutable copy of both from
-	// current(), taken only when a commit happened since the last copy:
-	// every copy makes the next writes copy the nodes they touch.
+	// while it has a batch open on the table. Readers get an immutable copy
+	// of both (of the hot trees) from current(), taken only when a commit
+	// happened since the last copy: every copy makes the next writes copy
+	// the nodes they touch.
 	mu      sync.Mutex
 	work    []*tree
 	posts   *postings // the label postings, kept with work
@@ -108,6 +111,12 @@ type tableState struct {
 	// published); a view is current when its seq reaches it.
 	durable atomic.Uint64
 	view    atomic.Pointer[view] // the newest copy handed out
+	// hot holds the trees views copy (see treeBit); asked, those readers
+	// asked for since cooled, when copyView last cooled hot (under mu).
+	hot     atomic.Uint64
+	asked   atomic.Uint64
+	cooled  time.Time
+	cooling time.Duration
 	// wantView asks the committer to copy the state it has applied at the
 	// end of its next batch, for a reader that found db and work ahead of
 	// the log; published wakes such readers.
@@ -135,6 +144,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.cooling <= 0 {
+		opts.cooling = cooling
 	}
 	s := &Store{
 		opts:     opts,

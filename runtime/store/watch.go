@@ -49,7 +49,7 @@ func (s *Store) Watch(ctx context.Context, m *model.Model, opts WatchOptions) (*
 		if opts.SendInitial {
 			p.sorts = p.sorts[:0]
 			p.sorts = append(p.sorts, sortKey{ix: ixName})
-			items, _, err := p.run(ctx, st.current(), 1, 0)
+			items, _, err := p.run(ctx, st.current(p.need()), 1, 0)
 			if err != nil {
 				return err
 			}
