@@ -230,12 +230,14 @@ func (s *Store) syncer(done chan<- struct{}) {
 }
 
 // fail makes err the store's sticky failure (unless one is set already)
-// and returns the one set. The committer then aborts its open batch.
+// and returns the one set. The committer then aborts its open batch. Only
+// the syncer calls it.
 func (s *Store) fail(err error) error {
-	if s.failed.CompareAndSwap(nil, &err) {
-		close(s.failedCh)
+	if s.failure() == nil {
+		s.failErr = err
+		close(s.failedCh) // publishes failErr to every receiver
 	}
-	return s.failure()
+	return s.failErr
 }
 
 // publish makes a durable batch visible: names first, then index views,
@@ -306,10 +308,12 @@ func (st *tableState) rebuildFromNames() error {
 
 // failure returns the sticky log failure, or nil.
 func (s *Store) failure() error {
-	if p := s.failed.Load(); p != nil {
-		return *p
+	select {
+	case <-s.failedCh:
+		return s.failErr
+	default:
+		return nil
 	}
-	return nil
 }
 
 // state returns the table state the batch writes to; a batch never spans

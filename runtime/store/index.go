@@ -98,17 +98,28 @@ func compareEntry(x, y entry) int {
 
 type tree = cowtree.Tree[entry]
 
+// keyed is an item of a tree whose key string equal items share: index
+// entries and label postings.
+type keyed[T any] interface {
+	key() string
+	withKey(string) T
+}
+
+func (e entry) key() string                { return e.a }
+func (e entry) withKey(a string) entry     { e.a = a; return e }
+func (p posting) key() string              { return p.label }
+func (p posting) withKey(l string) posting { p.label = l; return p }
+
 // sharing makes t's inserts reuse an equal neighbour's key string, so that
-// the entries of one key point at one copy of it. Comparing keys would
-// otherwise read each entry's own copy, somewhere in its record's
+// the items of one key point at one copy of it. Comparing keys would
+// otherwise read each item's own copy, somewhere in its record's
 // allocation: a cache miss per comparison, most of an insert's cost.
-func sharing(t *tree) *tree {
-	t.Share(func(e, nb entry) (entry, bool) {
-		if e.a != nb.a {
-			return e, false
+func sharing[T keyed[T]](t *cowtree.Tree[T]) *cowtree.Tree[T] {
+	t.Share(func(it, nb T) (T, bool) {
+		if it.key() != nb.key() {
+			return it, false
 		}
-		e.a = nb.a
-		return e, true
+		return it.withKey(nb.key()), true
 	})
 	return t
 }

@@ -151,9 +151,10 @@ func TestWritesAreInvisibleUntilDurable(t *testing.T) {
 	}
 }
 
-// TestLogFailureRollsBackEveryBatchInFlight: when the log fails with two
-// batches applied behind it, both fail, both are rolled back out of memdb
-// and the index trees, and the store refuses later writes.
+// TestLogFailureRollsBackEveryBatchInFlight: when the log fails under one
+// batch with another applied (open) behind it, both fail, both are rolled
+// back out of memdb and the index trees, and the store refuses later
+// writes.
 func TestLogFailureRollsBackEveryBatchInFlight(t *testing.T) {
 	m := storetest.PersonModel()
 	s := storetest.New(t, m)

@@ -28,19 +28,6 @@ func comparePosting(x, y posting) int {
 
 type postings = cowtree.Tree[posting]
 
-// sharingLabels makes t's postings of one label share its string, as
-// sharing does for index keys.
-func sharingLabels(t *postings) *postings {
-	t.Share(func(p, nb posting) (posting, bool) {
-		if p.label != nb.label {
-			return p, false
-		}
-		p.label = nb.label
-		return p, true
-	})
-	return t
-}
-
 // post sets (on) or clears id's bit in label's bitmap.
 func post(t *postings, label string, id uint32, on bool) {
 	p, ok := t.Get(posting{label: label, chunk: id / 64})
@@ -120,7 +107,7 @@ func buildPostings(labels *tree) *postings {
 		return true
 	})
 	flush(cur)
-	return sharingLabels(cowtree.Build(comparePosting, out))
+	return sharing(cowtree.Build(comparePosting, out))
 }
 
 // postedIDs returns the ids of a labels-index source from the postings: a

@@ -54,7 +54,8 @@ type Store struct {
 	seq      uint64        // the last batch's number; only the committer touches it
 	synced   chan *batch   // applied batches, in order, for the syncer
 	idle     chan struct{} // the syncer waits for a batch (capacity 1)
-	failedCh chan struct{} // closed when failed is set
+	failedCh chan struct{} // closed once failErr is set: the sticky WAL failure
+	failErr  error         // read it only after failedCh is closed
 	// appliedOps counts the writes applied, durable or not, for tests
 	// that stop the log to look at the store in between.
 	appliedOps atomic.Uint64
@@ -62,7 +63,6 @@ type Store struct {
 	stop       chan struct{}
 	stopped    chan struct{}
 	closed     atomic.Bool
-	failed     atomic.Pointer[error] // sticky WAL failure
 
 	snapMu   sync.Mutex // one snapshot at a time
 	snapWG   sync.WaitGroup

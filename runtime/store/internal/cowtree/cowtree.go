@@ -140,17 +140,12 @@ func (t *Tree[T]) adopt(item T, items []T, i int, lo, hi *T) T {
 // Build returns a tree of items, which must be sorted by cmp without
 // duplicates; Build does not check. It keeps no reference to items.
 func Build[T any](cmp func(a, b T) int, items []T) *Tree[T] {
-	return BuildFunc(cmp, len(items), func(i int) T { return items[i] })
+	return BuildSummarized(cmp, nil, len(items), func(i int) T { return items[i] })
 }
 
-// BuildFunc is Build of the n items item(0), item(1), ...: a caller that
-// computes its sorted items needs no slice of them.
-func BuildFunc[T any](cmp func(a, b T) int, n int, item func(i int) T) *Tree[T] {
-	return BuildSummarized(cmp, nil, n, item)
-}
-
-// BuildSummarized is BuildFunc of a tree that summarises its items with
-// summary (nil: none).
+// BuildSummarized builds a tree of the n items item(0), item(1), ..., as
+// Build does, that summarises its items with summary (nil: none). A caller
+// that computes its sorted items needs no slice of them.
 func BuildSummarized[T any](cmp func(a, b T) int, summary func(T) uint32, n int, item func(i int) T) *Tree[T] {
 	t := NewSummarized(cmp, summary)
 	if n == 0 {
@@ -371,7 +366,7 @@ func (t *Tree[T]) split(n *node[T]) (*node[T], T) {
 
 // Delete removes the item equal to item and reports whether there was one.
 func (t *Tree[T]) Delete(item T) bool {
-	if t.root == nil || !t.has(t.root, item) {
+	if _, ok := t.Get(item); !ok {
 		return false // do not copy a path for nothing
 	}
 	t.root = t.mut(t.root)
@@ -424,15 +419,6 @@ func (t *Tree[T]) Get(item T) (T, bool) {
 		return n.items[i], true
 	}
 	return zero, false
-}
-
-// has reports whether the subtree n holds item.
-func (t *Tree[T]) has(n *node[T], item T) bool {
-	for !n.leaf() {
-		n = n.kids[t.upperBound(n.seps, item)]
-	}
-	_, found := t.lowerBound(n.items, item)
-	return found
 }
 
 // merge joins n.kids[i] with a neighbour when both fit in one node.
@@ -493,15 +479,6 @@ func (t *Tree[T]) Rank(pivot T) int {
 	}
 	i, _ := t.lowerBound(n.items, pivot)
 	return r + i
-}
-
-// Max returns the greatest item.
-func (t *Tree[T]) Max() (T, bool) {
-	if t.root == nil {
-		var zero T
-		return zero, false
-	}
-	return last(t.root), true
 }
 
 func last[T any](n *node[T]) T {
@@ -573,11 +550,8 @@ func (t *Tree[T]) ScanFiltered(f *Filter[T], fn func(T) bool) {
 	}
 }
 
-// Reverse calls fn for every item in descending order until fn returns
-// false.
-func (t *Tree[T]) Reverse(fn func(T) bool) { t.ReverseFiltered(nil, fn) }
-
-// ReverseFiltered is Reverse passing over the nodes f skips.
+// ReverseFiltered calls fn for every item in descending order until fn
+// returns false, passing over the nodes f skips (nil: none).
 func (t *Tree[T]) ReverseFiltered(f *Filter[T], fn func(T) bool) {
 	if t.root != nil {
 		runs(t.root, f, true, eachDown(fn))
@@ -646,11 +620,9 @@ func (t *Tree[T]) ascendRuns(n *node[T], pivot T, f *Filter[T], fn func([]T) boo
 	return true
 }
 
-// Descend calls fn for the items at or below pivot, in descending order,
-// until fn returns false.
-func (t *Tree[T]) Descend(pivot T, fn func(T) bool) { t.DescendFiltered(pivot, nil, fn) }
-
-// DescendFiltered is Descend passing over the nodes f skips.
+// DescendFiltered calls fn for the items at or below pivot, in descending
+// order, until fn returns false, passing over the nodes f skips (nil:
+// none).
 func (t *Tree[T]) DescendFiltered(pivot T, f *Filter[T], fn func(T) bool) {
 	if t.root != nil {
 		t.descendRuns(t.root, pivot, f, eachDown(fn))

@@ -58,13 +58,13 @@ func check(t *testing.T, tr *Tree[kv], m model) {
 		t.Fatalf("Scan = %v, want %v", got, m)
 	}
 	got = got[:0]
-	tr.Reverse(func(e kv) bool { got = append(got, e); return true })
+	tr.ReverseFiltered(nil, func(e kv) bool { got = append(got, e); return true })
 	slices.Reverse(got)
 	if !slices.Equal(got, m) {
 		t.Fatalf("Reverse disagrees")
 	}
-	if mx, ok := tr.Max(); ok != (len(m) > 0) || ok && mx != m[len(m)-1] {
-		t.Fatalf("Max = %v %v", mx, ok)
+	if tr.root != nil && last(tr.root) != m[len(m)-1] {
+		t.Fatalf("last = %v, want %v", last(tr.root), m[len(m)-1])
 	}
 	if tr.root != nil {
 		if d := invariants(t, tr, tr.root, true); d < 0 {
@@ -274,7 +274,7 @@ func checkPoints(t *testing.T, tr *Tree[kv], m model, rng *rand.Rand, span int) 
 			t.Fatalf("AscendRuns(%d) = %v, want %v", p.k, fromRuns, want)
 		}
 		var down []kv
-		tr.Descend(p, func(e kv) bool { down = append(down, e); return len(down) < limit })
+		tr.DescendFiltered(p, nil, func(e kv) bool { down = append(down, e); return len(down) < limit })
 		end := r
 		if _, ok := m.find(p.k); ok {
 			end++
