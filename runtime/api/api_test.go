@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,7 +34,10 @@ type env struct {
 func newEnv(t *testing.T) *env { return newEnvWith(t, api.Options{}) }
 
 // newEnvWith is newEnv with opts (its Store and Registry are filled in).
-func newEnvWith(t *testing.T, opts api.Options) *env {
+func newEnvWith(t *testing.T, opts api.Options) *env { return newEnvListening(t, opts, nil) }
+
+// newEnvListening is newEnvWith serving on wrap(listener) when wrap is set.
+func newEnvListening(t *testing.T, opts api.Options, wrap func(net.Listener) net.Listener) *env {
 	t.Helper()
 	m := storetest.PersonModel()
 	st := storetest.New(t, m)
@@ -43,7 +47,11 @@ func newEnvWith(t *testing.T, opts api.Options) *env {
 	}
 	opts.Store, opts.Registry = st, reg
 	a := api.New(opts)
-	srv := httptest.NewServer(a)
+	srv := httptest.NewUnstartedServer(a)
+	if wrap != nil {
+		srv.Listener = wrap(srv.Listener)
+	}
+	srv.Start()
 	t.Cleanup(func() { a.Close(); srv.Close() })
 	return &env{t: t, srv: srv, api: a, st: st, m: m}
 }
