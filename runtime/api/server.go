@@ -28,6 +28,10 @@ type Options struct {
 	Store    *store.Store
 	Registry *model.Registry
 	Logger   *slog.Logger
+	// AccessLog, when set, writes the one line per request in place of
+	// Logger (runtime/server/accesslog writes the same line for a fifth of
+	// the cost).
+	AccessLog AccessLog
 	// MaxBodyBytes limits request bodies; larger ones get 413.
 	MaxBodyBytes int64
 	// OpenAPI returns the document served at /openapi.json; nil serves 404.
@@ -50,6 +54,11 @@ type Options struct {
 	// idle connections alive through proxies and finds dead clients.
 	// Default 30 s.
 	WatchPingInterval time.Duration
+}
+
+// AccessLog writes the access line of one request.
+type AccessLog interface {
+	Request(method, path, requestID string, status, bytes int, took time.Duration)
 }
 
 // Routes adds a set of routes (a plugin's custom API, the console API) to
@@ -277,6 +286,10 @@ func (s *Server) middleware(c *gin.Context) {
 				s.fail(c, fmt.Errorf("panic: %v", v))
 			}
 			c.Abort()
+		}
+		if s.opts.AccessLog != nil {
+			s.opts.AccessLog.Request(c.Request.Method, c.Request.URL.Path, id, c.Writer.Status(), max(c.Writer.Size(), 0), time.Since(start))
+			return
 		}
 		// Typed attributes: one line per request, so no boxing.
 		s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",

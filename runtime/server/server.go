@@ -29,6 +29,7 @@ import (
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/plugin"
 	"github.com/svcrun/svc/runtime/security"
+	"github.com/svcrun/svc/runtime/server/accesslog"
 	"github.com/svcrun/svc/runtime/server/logbuf"
 	"github.com/svcrun/svc/runtime/store"
 )
@@ -48,6 +49,9 @@ type Config struct {
 	// means every plugin registered with plugin.Register (the plugins a
 	// custom binary blank-imports).
 	Plugins []plugin.Plugin
+	// AccessLog writes the line of each request in place of the logger;
+	// Run sets it to a runtime/server/accesslog on its log buffer.
+	AccessLog api.AccessLog
 }
 
 // DefaultBrand is the brand domain when none is configured (CONTRACT §1).
@@ -147,6 +151,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, cfg Confi
 	if cfg.Out == nil {
 		cfg.Out = stdout
 	}
+	if cfg.AccessLog == nil && log.Enabled(ctx, slog.LevelInfo) {
+		cfg.AccessLog = accesslog.New(logw)
+	}
 	srv, err := Start(ctx, f, cfg, log, ln)
 	if err != nil {
 		ln.Close()
@@ -203,7 +210,7 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 		}
 	}
 	var plugins *plugin.Manager
-	a := api.New(api.Options{Store: st, Registry: reg, Logger: log, Guard: sec.Guard.Check,
+	a := api.New(api.Options{Store: st, Registry: reg, Logger: log, AccessLog: cfg.AccessLog, Guard: sec.Guard.Check,
 		OpenAPI: openAPIDoc(reg, func() map[string][]byte { return plugins.Documents() }, log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
 		NotReady: func() []string { return plugins.NotReady() }})
 	sec.Console.Fail = a.Fail

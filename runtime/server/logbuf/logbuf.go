@@ -72,6 +72,22 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Append holds the line that add appends to the buffer it is given, so
+// a caller formats in place instead of handing over a copy. add runs under
+// the Writer's lock and must only append.
+func (w *Writer) Append(add func([]byte) []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = add(w.buf)
+	if w.closed || len(w.buf) >= limit {
+		return w.flushLocked()
+	}
+	return nil
+}
+
 // Flush writes what the Writer holds.
 func (w *Writer) Flush() error {
 	w.mu.Lock()
