@@ -14,17 +14,14 @@ import (
 )
 
 // Log writes access lines to a logbuf.Writer.
-type Log struct {
-	w   *logbuf.Writer
-	now func() time.Time
-}
+type Log struct{ w *logbuf.Writer }
 
 // New returns a Log writing to w.
-func New(w *logbuf.Writer) *Log { return &Log{w: w, now: time.Now} }
+func New(w *logbuf.Writer) *Log { return &Log{w: w} }
 
 // Request writes the line of one request.
 func (l *Log) Request(method, path, requestID string, status, bytes int, took time.Duration) {
-	t := l.now()
+	t := time.Now()
 	l.w.Append(func(b []byte) []byte {
 		return AppendLine(b, t, method, path, requestID, status, bytes, took)
 	})

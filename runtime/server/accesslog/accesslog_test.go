@@ -55,7 +55,8 @@ func TestLinesAreWhatSlogWrites(t *testing.T) {
 }
 
 // TestRequestGoesThroughTheBuffer: lines are held until a flush, whole,
-// and in order with what slog writes to the same Writer.
+// and in order with what slog writes to the same Writer; after Close they
+// go out at once.
 func TestRequestGoesThroughTheBuffer(t *testing.T) {
 	var out bytes.Buffer
 	w := logbuf.New(&out, time.Hour)
@@ -70,7 +71,11 @@ func TestRequestGoesThroughTheBuffer(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	l.Request("GET", "/late", "r3", 200, 1, 0)
+	if !strings.HasSuffix(out.String(), `"path":"/late","status":200,"bytes":1,"durationMs":0,"requestId":"r3"}`+"\n") {
+		t.Fatalf("a line after Close was not written at once: %q", out.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")[:3]
 	var want = []string{"/one", "between", "/two"}
 	if len(lines) != len(want) {
 		t.Fatalf("got %d lines: %q", len(lines), out.String())
