@@ -56,8 +56,8 @@ func (a *modelAPI) watch(c *gin.Context, name string) error {
 	ping := time.NewTicker(a.s.opts.WatchPingInterval)
 	defer ping.Stop()
 	s := &stream{conn: conn, batch: hw.conn, timeout: a.s.opts.WatchWriteTimeout, present: a.m.Present}
-	// One timer bounds every write of the stream: a client that stops
-	// reading is disconnected after the timeout. (A context with a
+	// One timer bounds every send (a batch of frames) of the stream: a
+	// client that stops reading is disconnected after the timeout. (A context with a
 	// deadline per write costs a timer and a cancel registration per event
 	// per watcher, a quarter of the cost of writing it.)
 	s.stall = time.AfterFunc(s.timeout, func() { conn.CloseNow() })
@@ -117,15 +117,16 @@ func (s *stream) send(ev store.Event, more <-chan store.Event) (open bool, err e
 	defer s.stall.Stop()
 	s.batch.hold()
 	open = true
-	err = s.frame(ev)
+	held := 0
+	held, err = s.frame(ev, held)
 batch:
-	for err == nil && s.batch.held() < maxBatchBytes {
+	for err == nil && held < maxBatchBytes {
 		select {
 		case ev, open = <-more:
 			if !open {
 				break batch
 			}
-			err = s.frame(ev)
+			held, err = s.frame(ev, held)
 		default:
 			break batch
 		}
@@ -136,8 +137,8 @@ batch:
 	return open, err
 }
 
-// frame writes ev as one text frame.
-func (s *stream) frame(ev store.Event) error {
+// frame writes ev as one text frame and adds its size to held.
+func (s *stream) frame(ev store.Event, held int) (int, error) {
 	data := ev.Object.Data
 	if s.present != nil {
 		data = s.present(data)
@@ -151,7 +152,7 @@ func (s *stream) frame(ev store.Event) error {
 	s.buf.WriteByte('}')
 	// No cancellable context: stall bounds the write, and a connection
 	// that fails or closes fails it.
-	return s.conn.Write(context.Background(), websocket.MessageText, s.buf.Bytes())
+	return held + s.buf.Len(), s.conn.Write(context.Background(), websocket.MessageText, s.buf.Bytes())
 }
 
 // hijackWriter hands the WebSocket library a connection whose writes can
@@ -175,22 +176,34 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 // batchConn is a connection whose writes, while held, collect in memory
-// and then leave in one write. Writes from other goroutines (the library
-// answers pings) queue behind a held batch, so frames keep their order.
+// and then leave in one write. The library also writes from its reader
+// goroutine (pongs, the answer to a client's close); such a write during a
+// held batch joins it, so frames keep their order, and Close sends what
+// is held first, so the answer to a close is not lost. mu guards the
+// held bytes and is never held across socket I/O; sending takes sendMu,
+// which orders a batch before any write that follows it.
 type batchConn struct {
 	net.Conn
 	mu      sync.Mutex
 	holding bool
 	buf     []byte
+	sendMu  sync.Mutex
 }
+
+// keepBytes is the held-bytes buffer a watcher keeps between batches; a
+// larger one (a burst, a large object) is dropped after use.
+const keepBytes = 16 << 10
 
 func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.holding {
 		b.buf = append(b.buf, p...)
+		b.mu.Unlock()
 		return len(p), nil
 	}
+	b.sendMu.Lock()
+	b.mu.Unlock()
+	defer b.sendMu.Unlock()
 	return b.Conn.Write(p)
 }
 
@@ -200,25 +213,45 @@ func (b *batchConn) hold() {
 	b.mu.Unlock()
 }
 
-// held returns the bytes waiting for release.
-func (b *batchConn) held() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.buf)
-}
-
-// release writes what was held, in one write, and stops holding.
+// release stops holding and writes what was held, in one write.
 func (b *batchConn) release() error {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.holding = false
 	if len(b.buf) == 0 {
+		b.mu.Unlock()
 		return nil
 	}
-	_, err := b.Conn.Write(b.buf)
-	b.buf = b.buf[:0]
-	if cap(b.buf) > maxBatchBytes*2 {
-		b.buf = nil // a huge object passed; do not keep its buffer
+	data := b.buf
+	b.buf = nil
+	b.sendMu.Lock()
+	b.mu.Unlock()
+	_, err := b.Conn.Write(data)
+	b.sendMu.Unlock()
+	if cap(data) <= keepBytes {
+		b.mu.Lock()
+		if b.buf == nil {
+			b.buf = data[:0]
+		}
+		b.mu.Unlock()
 	}
 	return err
+}
+
+// Close sends what is held (within a second) unless a send is under way,
+// which the close then cuts short: the stall timer closes a connection
+// whose send is blocked on a client that stopped reading.
+func (b *batchConn) Close() error {
+	b.mu.Lock()
+	data := b.buf
+	if !b.holding {
+		data = nil
+	}
+	b.holding, b.buf = false, nil
+	b.mu.Unlock()
+	if len(data) > 0 && b.sendMu.TryLock() {
+		b.Conn.SetWriteDeadline(time.Now().Add(time.Second))
+		b.Conn.Write(data)
+		b.sendMu.Unlock()
+	}
+	return b.Conn.Close()
 }
