@@ -49,9 +49,9 @@ type Config struct {
 	// means every plugin registered with plugin.Register (the plugins a
 	// custom binary blank-imports).
 	Plugins []plugin.Plugin
-	// AccessLog writes the line of each request in place of the logger;
+	// accessLog writes the line of each request in place of the logger;
 	// Run sets it to a runtime/server/accesslog on its log buffer.
-	AccessLog api.AccessLog
+	accessLog api.AccessLog
 }
 
 // DefaultBrand is the brand domain when none is configured (CONTRACT §1).
@@ -151,8 +151,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, cfg Confi
 	if cfg.Out == nil {
 		cfg.Out = stdout
 	}
-	if cfg.AccessLog == nil && log.Enabled(ctx, slog.LevelInfo) {
-		cfg.AccessLog = accesslog.New(logw)
+	if log.Enabled(ctx, slog.LevelInfo) {
+		cfg.accessLog = accesslog.New(logw)
 	}
 	srv, err := Start(ctx, f, cfg, log, ln)
 	if err != nil {
@@ -210,7 +210,7 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 		}
 	}
 	var plugins *plugin.Manager
-	a := api.New(api.Options{Store: st, Registry: reg, Logger: log, AccessLog: cfg.AccessLog, Guard: sec.Guard.Check,
+	a := api.New(api.Options{Store: st, Registry: reg, Logger: log, AccessLog: cfg.accessLog, Guard: sec.Guard.Check,
 		OpenAPI: openAPIDoc(reg, func() map[string][]byte { return plugins.Documents() }, log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
 		NotReady: func() []string { return plugins.NotReady() }})
 	sec.Console.Fail = a.Fail

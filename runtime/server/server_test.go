@@ -117,20 +117,22 @@ func TestNotReadyWhileIndexesBuild(t *testing.T) {
 	}
 }
 
-func TestRunServesUntilCancelled(t *testing.T) {
+// runOnce runs the server with args (and a fresh data directory) until it
+// has created one person, then cancels it, and returns its output.
+func runOnce(t *testing.T, args ...string) (addr, stdout, stderr string) {
+	t.Helper()
 	t.Setenv("SVC_ADMIN_PASSWORD", adminPassword)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
+	addr = ln.Addr().String()
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr bytes.Buffer
+	var out, errOut bytes.Buffer
 	done := make(chan error, 1)
-	prof := filepath.Join(t.TempDir(), "cpu.prof")
 	go func() {
-		done <- server.Run(ctx, []string{"--addr", addr, "--data-dir", t.TempDir(), "--cpu-profile", prof}, &stdout, &stderr,
+		done <- server.Run(ctx, append([]string{"--addr", addr, "--data-dir", t.TempDir()}, args...), &out, &errOut,
 			server.Config{Models: []*model.Model{storetest.PersonModel()}})
 	}()
 	var res *http.Response
@@ -158,11 +160,17 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return after cancel")
 	}
-	if !strings.Contains(stdout.String(), "listening on http://"+addr) || strings.Contains(stdout.String(), "password") {
-		t.Errorf("stdout = %q", stdout.String())
+	return addr, out.String(), errOut.String()
+}
+
+func TestRunServesUntilCancelled(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	addr, stdout, stderr := runOnce(t, "--cpu-profile", prof)
+	if !strings.Contains(stdout, "listening on http://"+addr) || strings.Contains(stdout, "password") {
+		t.Errorf("stdout = %q", stdout)
 	}
 	for _, want := range []string{`"msg":"request"`, `"status":201`, `"msg":"server stopped"`} {
-		if !strings.Contains(stderr.String(), want) {
+		if !strings.Contains(stderr, want) {
 			t.Errorf("log lacks %s", want)
 		}
 	}
@@ -170,9 +178,17 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 		t.Errorf("--cpu-profile wrote %d bytes (%v), want a gzip'ed profile", len(b), err)
 	}
-	err = server.Run(context.Background(), []string{"--addr", "127.0.0.1:0", "--memory", "--cpu-profile", filepath.Join(t.TempDir(), "no", "such", "dir")}, io.Discard, io.Discard, server.Config{})
+	err := server.Run(context.Background(), []string{"--addr", "127.0.0.1:0", "--memory", "--cpu-profile", filepath.Join(t.TempDir(), "no", "such", "dir")}, io.Discard, io.Discard, server.Config{})
 	if err == nil || !strings.Contains(err.Error(), "--cpu-profile") {
 		t.Errorf("Run with an unwritable --cpu-profile = %v, want an error naming the flag", err)
+	}
+}
+
+// TestRunAtWarnLogsNoRequests: above info, no access line is written.
+func TestRunAtWarnLogsNoRequests(t *testing.T) {
+	_, _, stderr := runOnce(t, "--log-level", "warn")
+	if strings.Contains(stderr, `"msg":"request"`) {
+		t.Errorf("--log-level warn wrote access lines: %s", stderr)
 	}
 }
 

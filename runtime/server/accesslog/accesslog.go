@@ -1,5 +1,5 @@
 // Package accesslog writes the server's one line per request. The line is
-// the JSON that log/slog's JSONHandler writes for the same record (time,
+// the JSON that log/slog's JSONHandler writes for api.AccessRecord (time,
 // level, msg, then the request's fields), formatted straight into the log
 // buffer: through slog it cost 3–4 µs a request, as much as the rest of
 // the server's own work on a small GET.

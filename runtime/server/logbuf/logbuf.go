@@ -50,30 +50,26 @@ func (w *Writer) flushEvery(interval time.Duration) {
 	}
 }
 
-// Write holds a copy of p; after Close it writes p through.
+// Write holds a copy of p; after Close, or when p alone fills the buffer,
+// it writes p through.
 func (w *Writer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return 0, w.err
-	}
-	if w.closed || len(p) >= limit {
+	if len(p) >= limit {
+		w.mu.Lock()
+		defer w.mu.Unlock()
 		if err := w.flushLocked(); err != nil {
 			return 0, err
 		}
 		return w.writeOut(p)
 	}
-	if len(w.buf)+len(p) > limit {
-		if err := w.flushLocked(); err != nil {
-			return 0, err
-		}
+	if err := w.Append(func(b []byte) []byte { return append(b, p...) }); err != nil {
+		return 0, err
 	}
-	w.buf = append(w.buf, p...)
 	return len(p), nil
 }
 
 // Append holds the line that add appends to the buffer it is given, so
-// a caller formats in place instead of handing over a copy. add runs under
+// a caller formats in place instead of handing over a copy; once the
+// buffer reaches its limit (or after Close) it is written. add runs under
 // the Writer's lock and must only append.
 func (w *Writer) Append(add func([]byte) []byte) error {
 	w.mu.Lock()
