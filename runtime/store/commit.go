@@ -329,9 +329,9 @@ func (b *batch) txn(t *table) *memdb.Txn {
 		return txn
 	}
 	st := t.state.Load()
-	st.mu.Lock() // released when the batch is applied or aborted
+	st.mu.Lock() // released when the batch is handed off or aborted
 	if err := b.store.failure(); err != nil && b.err == nil {
-		b.err = err // the log failed while this batch was gathered
+		b.err = err // the log failed while this batch was open
 	}
 	txn := st.db.Txn(true)
 	b.txns[t] = txn

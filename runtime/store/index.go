@@ -380,7 +380,7 @@ func (s span) ascendCounted(t *tree, skip func(sig uint32) bool, fn func(entry) 
 	if skip != nil {
 		// A node passed over may reach beyond the span: then nothing is
 		// left to see.
-		f = &cowtree.Filter[entry]{Skip: skip, Passed: func(k int, _ entry) bool {
+		f = &cowtree.Filter[entry]{Skip: skip, Passed: func(k int) bool {
 			n -= k
 			return n > 0
 		}}

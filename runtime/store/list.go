@@ -93,7 +93,12 @@ type plan struct {
 func (p *plan) need() uint64 {
 	n := treeBit(ixCreated)
 	if len(p.labels) > 0 {
-		n |= treeBit(ixLabels) | postsBit
+		n |= treeBit(ixLabels)
+	}
+	// Only an intersection of several terms reads the postings (a single
+	// term's total is known from its index).
+	if len(p.labels) > 0 && len(p.labels)+len(p.fields) > 1 {
+		n |= postsBit
 	}
 	for _, f := range p.fields {
 		n |= treeBit(f.ix)
@@ -606,11 +611,16 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 		}
 		return true
 	}
+	// With matched, a record's id answers what testing its fields would.
+	match := p.matches
+	if matched != nil {
+		match = func(r *Record) bool { return matched.has(r.id) }
+	}
 	take := func(r *Record) bool {
 		if !visit() {
 			return false
 		}
-		if !p.matches(r) {
+		if !match(r) {
 			misses++
 			return true
 		}

@@ -638,14 +638,30 @@ func TestIntersectedTotals(t *testing.T) {
 		ib, _ := strconv.Atoi(b[1:])
 		return cmp.Or(cmp.Compare(ia%7, ib%7), cmp.Compare(ib, ia))
 	})
-	for _, page := range []int{1, 7} {
-		res, err := s.List(ctx, m, mustQuery(t, fmt.Sprintf("labelSelector=small%%3Dy&labelSelector=large%%3Dx&sort=spec.age,asc&size=20&page=%d", page)))
-		if err != nil {
-			t.Fatal(err)
+	// The same with a field term too: the intersection keeps the field
+	// index's entries the posted words hold.
+	var wantAged []string
+	for _, n := range want {
+		if i, _ := strconv.Atoi(n[1:]); i%7 >= 1 && i%7 <= 3 {
+			wantAged = append(wantAged, n)
 		}
-		lo := (page - 1) * 20
-		if got := names(res); got != strings.Join(want[lo:lo+20], ",") || res.Total != int64(len(want)) {
-			t.Fatalf("page %d:\n got  %d: %s\n want %d: %s", page, res.Total, got, len(want), strings.Join(want[lo:lo+20], ","))
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"labelSelector=small%3Dy&labelSelector=large%3Dx&sort=spec.age,asc", want},
+		{"labelSelector=small%3Dy&labelSelector=large%3Dx&fieldSelector=spec.age%3D(1,2,3)&sort=spec.age,asc", wantAged},
+	} {
+		for _, page := range []int{1, 7} {
+			res, err := s.List(ctx, m, mustQuery(t, fmt.Sprintf("%s&size=20&page=%d", tc.query, page)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo := (page - 1) * 20
+			if got := names(res); got != strings.Join(tc.want[lo:lo+20], ",") || res.Total != int64(len(tc.want)) {
+				t.Fatalf("%s page %d:\n got  %d: %s\n want %d: %s", tc.query, page, res.Total, got, len(tc.want), strings.Join(tc.want[lo:lo+20], ","))
+			}
 		}
 	}
 }

@@ -52,7 +52,7 @@ type Store struct {
 
 	ops      chan *op
 	seq      uint64        // the last batch's number; only the committer touches it
-	synced   chan *batch   // applied batches, in order, for the syncer
+	synced   chan *batch   // the batch handed off to the syncer (unbuffered: one at a time)
 	idle     chan struct{} // the syncer waits for a batch (capacity 1)
 	failedCh chan struct{} // closed once failErr is set: the sticky WAL failure
 	failErr  error         // read it only after failedCh is closed
@@ -117,9 +117,9 @@ type tableState struct {
 	asked   atomic.Uint64
 	cooled  time.Time
 	cooling time.Duration
-	// wantView asks the committer to copy the state it has applied at the
-	// end of its next batch, for a reader that found db and work ahead of
-	// the log; published wakes such readers.
+	// wantView asks the committer to copy the state it has applied when
+	// it hands off its open (or next) batch, for a reader that found db and
+	// work ahead of the log; published wakes such readers.
 	wantView  atomic.Bool
 	published signal
 	// reserved: Reserve marked the model; Register has not started.

@@ -52,13 +52,17 @@ func (s *Store) Create(ctx context.Context, m *model.Model, obj object.Object) (
 		if generate {
 			md.Name = md.GenerateName + randomSuffix()
 		}
+		// A durable name is refused here, without a trip through the
+		// committer (which checks again for names in flight).
 		var rec *Record
-		err := s.taken(m, md.Name)
-		if err == nil {
+		var err error
+		if _, gerr := s.Get(ctx, m, md.Name); gerr == nil {
+			err = &AlreadyExistsError{Kind: m.GVK().String(), Name: md.Name}
+		} else {
 			if rec, err = s.encode(m, obj); err != nil {
 				return nil, err
 			}
-			err = s.submit(ctx, s.createOp(m, rec, frame(m, rec)))
+			err = s.submit(ctx, s.createOp(m, rec))
 		}
 		if generate && errors.Is(err, ErrAlreadyExists) && attempt < 8 {
 			continue
@@ -70,20 +74,10 @@ func (s *Store) Create(ctx context.Context, m *model.Model, obj object.Object) (
 	}
 }
 
-// taken answers a create of a durable name without a trip through the
-// committer, which checks again for names in flight.
-func (s *Store) taken(m *model.Model, name string) error {
-	if _, st, err := s.ready(m); err == nil {
-		if _, ok := st.byName.get(name); ok {
-			return &AlreadyExistsError{Kind: m.GVK().String(), Name: name}
-		}
-	}
-	return nil
-}
-
-// createOp adds rec, framed as payload, unless its name or a unique key is
-// taken.
-func (s *Store) createOp(m *model.Model, rec *Record, payload []byte) *op {
+// createOp adds rec unless its name or a unique key is taken. The log
+// record is framed here, on the writer's goroutine, not the committer's.
+func (s *Store) createOp(m *model.Model, rec *Record) *op {
+	payload := frame(m, rec)
 	return &op{apply: func(b *batch) error {
 		t, _, err := s.ready(m)
 		if err != nil {

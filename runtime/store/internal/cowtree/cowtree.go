@@ -72,14 +72,9 @@ type Tree[T any] struct {
 	owner   *owner
 }
 
-// New returns an empty tree ordered by cmp.
-func New[T any](cmp func(a, b T) int) *Tree[T] {
-	return &Tree[T]{cmp: cmp, owner: new(owner)}
-}
-
-// NewSummarized returns an empty tree ordered by cmp whose nodes summarise
-// their items with summary.
-func NewSummarized[T any](cmp func(a, b T) int, summary func(T) uint32) *Tree[T] {
+// New returns an empty tree ordered by cmp whose nodes summarise their
+// items with summary (nil: no summaries).
+func New[T any](cmp func(a, b T) int, summary func(T) uint32) *Tree[T] {
 	return &Tree[T]{cmp: cmp, summary: summary, owner: new(owner)}
 }
 
@@ -147,7 +142,7 @@ func Build[T any](cmp func(a, b T) int, items []T) *Tree[T] {
 // Build does, that summarises its items with summary (nil: none). A caller
 // that computes its sorted items needs no slice of them.
 func BuildSummarized[T any](cmp func(a, b T) int, summary func(T) uint32, n int, item func(i int) T) *Tree[T] {
-	t := NewSummarized(cmp, summary)
+	t := New(cmp, summary)
 	if n == 0 {
 		return t
 	}
@@ -481,38 +476,26 @@ func (t *Tree[T]) Rank(pivot T) int {
 	return r + i
 }
 
-func last[T any](n *node[T]) T {
-	for !n.leaf() {
-		n = n.kids[len(n.kids)-1]
-	}
-	return n.items[len(n.items)-1]
-}
-
 // Filter lets a walk of a summarized tree pass over whole nodes.
 type Filter[T any] struct {
 	// Skip reports that no item whose summary sum covers is wanted.
 	Skip func(sum uint32) bool
-	// Passed, when not nil, is told about the items of each node passed
-	// over: how many, and the last of them in the walk's order. It
-	// returns false to stop the walk.
-	Passed func(n int, last T) bool
+	// Passed, when not nil, is told how many items each node passed over
+	// held (of those the walk would have met). It returns false to stop
+	// the walk.
+	Passed func(n int) bool
 }
 
 // skip reports whether f passes over n, whose walk has count items left;
-// goOn is false when Passed stops the walk. The last item a walk meets in
-// n is n's greatest walking up, its least walking down (also for the part
-// of a leaf a walk from a pivot meets).
-func (f *Filter[T]) skip(n *node[T], count int, down bool) (skipped, goOn bool) {
+// goOn is false when Passed stops the walk.
+func (f *Filter[T]) skip(n *node[T], count int) (skipped, goOn bool) {
 	if f == nil || !f.Skip(n.sum) {
 		return false, true
 	}
 	if count == 0 || f.Passed == nil {
 		return true, true
 	}
-	if down {
-		return true, f.Passed(count, first(n))
-	}
-	return true, f.Passed(count, last(n))
+	return true, f.Passed(count)
 }
 
 // Every walk goes a leaf's run of items at a time; the item-at-a-time
@@ -561,7 +544,7 @@ func (t *Tree[T]) ReverseFiltered(f *Filter[T], fn func(T) bool) {
 // runs hands fn the leaves under n in order (descending when down), until
 // fn returns false, passing over the nodes f skips.
 func runs[T any](n *node[T], f *Filter[T], down bool, fn func([]T) bool) bool {
-	if skipped, goOn := f.skip(n, n.count, down); skipped {
+	if skipped, goOn := f.skip(n, n.count); skipped {
 		return goOn
 	}
 	if n.leaf() {
@@ -603,7 +586,7 @@ func (t *Tree[T]) AscendRuns(pivot T, fn func([]T) bool) {
 func (t *Tree[T]) ascendRuns(n *node[T], pivot T, f *Filter[T], fn func([]T) bool) bool {
 	if n.leaf() {
 		i, _ := t.lowerBound(n.items, pivot)
-		if skipped, goOn := f.skip(n, len(n.items)-i, false); skipped {
+		if skipped, goOn := f.skip(n, len(n.items)-i); skipped {
 			return goOn
 		}
 		return i == len(n.items) || fn(n.items[i:])
@@ -632,7 +615,7 @@ func (t *Tree[T]) DescendFiltered(pivot T, f *Filter[T], fn func(T) bool) {
 func (t *Tree[T]) descendRuns(n *node[T], pivot T, f *Filter[T], fn func([]T) bool) bool {
 	if n.leaf() {
 		end := t.upperBound(n.items, pivot)
-		if skipped, goOn := f.skip(n, end, true); skipped {
+		if skipped, goOn := f.skip(n, end); skipped {
 			return goOn
 		}
 		return end == 0 || fn(n.items[:end])

@@ -63,8 +63,8 @@ func check(t *testing.T, tr *Tree[kv], m model) {
 	if !slices.Equal(got, m) {
 		t.Fatalf("Reverse disagrees")
 	}
-	if tr.root != nil && last(tr.root) != m[len(m)-1] {
-		t.Fatalf("last = %v, want %v", last(tr.root), m[len(m)-1])
+	if e, ok := tr.GetAt(tr.Len() - 1); len(m) > 0 && (!ok || e != m[len(m)-1]) {
+		t.Fatalf("GetAt(Len-1) = %v %v, want %v", e, ok, m[len(m)-1])
 	}
 	if tr.root != nil {
 		if d := invariants(t, tr, tr.root, true); d < 0 {
@@ -91,7 +91,7 @@ func checkFiltered(t *testing.T, tr *Tree[kv], m model) {
 		seen, passed := 0, 0
 		f := &Filter[kv]{
 			Skip:   func(sum uint32) bool { return sum&mask == 0 },
-			Passed: func(n int, last kv) bool { passed += n; return true },
+			Passed: func(n int) bool { passed += n; return true },
 		}
 		var got model
 		tr.ScanFiltered(f, func(e kv) bool {
@@ -212,12 +212,13 @@ func checkPoints(t *testing.T, tr *Tree[kv], m model, rng *rand.Rand, span int) 
 		}
 		if tr.summary != nil {
 			// From p on, only items with bit 0 or 5; stop at the limit-th
-			// such item or once a passed-over node ends past p+span/4.
+			// such item or once the walk, counting the items of nodes
+			// passed over, reaches position stopAt.
 			mask := uint32(1 | 1<<5)
-			stop := p.k + span/4
+			stopAt := min(len(m), r+rng.IntN(len(m)/4+1))
 			var fwant []kv
-			for _, e := range m[r:] {
-				if e.k >= stop || len(fwant) == limit {
+			for _, e := range m[r:stopAt] {
+				if len(fwant) == limit {
 					break
 				}
 				if sumKV(e)&mask != 0 {
@@ -225,13 +226,15 @@ func checkPoints(t *testing.T, tr *Tree[kv], m model, rng *rand.Rand, span int) 
 				}
 			}
 			var fgot []kv
+			pos := r
 			tr.AscendFiltered(p, &Filter[kv]{
 				Skip:   func(sum uint32) bool { return sum&mask == 0 },
-				Passed: func(n int, last kv) bool { return last.k < stop },
+				Passed: func(n int) bool { pos += n; return pos < stopAt },
 			}, func(e kv) bool {
-				if e.k >= stop {
+				if pos >= stopAt {
 					return false
 				}
+				pos++
 				if sumKV(e)&mask != 0 {
 					fgot = append(fgot, e)
 				}
@@ -381,7 +384,7 @@ func TestBuildKeepsNoReference(t *testing.T) {
 func FuzzOps(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 200, 1, 130, 2})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		tr := NewSummarized(byK, sumKV)
+		tr := New(byK, sumKV)
 		var m model
 		var snaps []*Tree[kv]
 		var snapModels []model
@@ -434,7 +437,7 @@ func BenchmarkSetRandom100k(b *testing.B) {
 }
 
 func ExampleTree() {
-	tr := New(cmp.Compare[int])
+	tr := New(cmp.Compare[int], nil)
 	for _, v := range []int{5, 1, 4} {
 		tr.Set(v)
 	}
@@ -450,7 +453,7 @@ func ExampleTree() {
 // split, merge or replacement shows up in the invariants and in filtered
 // walks.
 func TestSummariesOfRareItems(t *testing.T) {
-	tr := NewSummarized(byK, sumKV)
+	tr := New(byK, sumKV)
 	var m model
 	rare := func(k int) kv {
 		if k%97 == 0 {
@@ -472,13 +475,13 @@ func TestSummariesOfRareItems(t *testing.T) {
 		}
 	}
 	check(t, tr, m)
-	c := tr.Copy()
+	c, before := tr.Copy(), slices.Clone(m)
 	for k := 0; k < 20000; k += 2 { // replacements that change summaries
 		tr.Set(kv{k, k % 31})
 		m.set(kv{k, k % 31})
 	}
 	check(t, tr, m)
-	_ = c
+	check(t, c, before) // the copy's shared nodes kept their summaries
 
 	// A rare item that splits a full leaf and lands in its right half
 	// must reach the parent's summary.
@@ -531,7 +534,7 @@ func copiesOf(tr *Tree[named]) map[string]int {
 func TestInsertsShareEqualNeighbours(t *testing.T) {
 	fresh := func(s string) string { return string([]byte(s)) } // a new copy
 	for _, shared := range []bool{true, false} {
-		tr := New(byName)
+		tr := New(byName, nil)
 		if shared {
 			tr.Share(shareName)
 		}
