@@ -710,3 +710,40 @@ func TestEntriesShareTheirKeys(t *testing.T) {
 	s.Close()
 	check("after a restart", storetest.Open(t, store.Options{Dir: dir}, m))
 }
+
+// TestStreamOverBudgetCollects: a page whose matches all sit at the far
+// end of the sort order (a field term, so no label signature passes over
+// the rest) makes the stream give up once it has walked more than
+// collecting costs, and the collected page is the same.
+func TestStreamOverBudgetCollects(t *testing.T) {
+	m := storetest.PersonModel()
+	clock := &fixedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := storetest.Open(t, store.Options{Now: clock.now}, m)
+	var want []string // the old ones, newest first
+	for i := range 20000 {
+		clock.t = clock.t.Add(time.Millisecond)
+		spec := Spec{Name: "young", Age: storetest.Int64(int64(i % 100))}
+		old := i%16 == 0
+		if old {
+			spec = Spec{Name: "old", Age: storetest.Int64(120)}
+		}
+		name := fmt.Sprintf("p%05d", i)
+		if _, err := s.Create(ctx, m, storetest.NewPerson(name, spec)); err != nil {
+			t.Fatal(err)
+		}
+		if old {
+			want = append(want, name)
+		}
+	}
+	slices.Reverse(want)
+	for _, page := range []int{1, 30} {
+		res, err := s.List(ctx, m, mustQuery(t, fmt.Sprintf("fieldSelector=spec.name%%3Dold&sort=spec.age,asc&size=20&page=%d", page)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo := (page - 1) * 20
+		if got := names(res); got != strings.Join(want[lo:lo+20], ",") || res.Total != int64(len(want)) {
+			t.Fatalf("page %d:\n got  %d: %s\n want %d: %s", page, res.Total, got, len(want), strings.Join(want[lo:lo+20], ","))
+		}
+	}
+}
