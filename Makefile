@@ -5,14 +5,14 @@ PKGS    := ./...
 BENCH   ?= .
 FUZZTIME ?= 20s
 
-.PHONY: run test fmt-check vet unit bench fuzz generate
+.PHONY: run test fmt-check vet unit allocs bench fuzz generate
 
 # Builds and starts the example server on the embedded store (./data).
 run:
 	$(GO) build -o bin/example-server ./example-plugin/cmd/example-server
 	./bin/example-server $(ARGS)
 
-test: fmt-check vet unit
+test: fmt-check vet unit allocs
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -23,6 +23,11 @@ vet:
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
+
+# The zero-allocation tests once more without the race detector, which
+# allocates in generated validators (they skip under -race).
+allocs:
+	$(GO) test -count=1 -run 'Alloc' ./generator/validators/... ./runtime/validation ./runtime/object ./runtime/rbac
 
 # Benchmarks of the runtime core at 100k objects (see README, Performance).
 bench:

@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,8 +99,9 @@ func issuesError(issues []Issue) error {
 
 const objectPkg = gotypes.ObjectPkg
 
-// validationPkg holds the helpers generated validators call.
-const validationPkg = "github.com/svcrun/svc/runtime/validation"
+// validationPkg holds the helpers generated validators call (its path
+// taken from the package itself, so a move cannot leave it stale).
+var validationPkg = reflect.TypeFor[validation.Path]().PkgPath()
 
 // emitter builds the jennifer file.
 type emitter struct {
@@ -293,13 +295,13 @@ func kindOf(s *openapi3.Schema) (kind, error) {
 // at says how to name a value in an error: a step (property, array index
 // or map key) below a parent path.
 type at struct {
-	parent string // a *fieldPath parameter, or a fieldPath local (local)
+	parent string // a *validation.Path parameter, or a validation.Path local (local)
 	local  bool
 	step   uint8    // validation.StepName, validation.StepIndex or validation.StepKey
 	arg    jen.Code // the property name, index variable or key variable
 }
 
-// ptr is the parent as a *fieldPath.
+// ptr is the parent as a *validation.Path.
 func (a at) ptr() jen.Code {
 	if a.local {
 		return jen.Op("&").Id(a.parent)

@@ -1,6 +1,0 @@
-//go:build race
-
-package validation
-
-// raceEnabled: the race detector makes some code allocate.
-const raceEnabled = true
