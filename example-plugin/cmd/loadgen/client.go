@@ -116,12 +116,6 @@ func (c *client) authHeader() http.Header {
 // request in flight when ctx is cancelled runs to its deadline.
 func (c *client) do(ctx context.Context, method, url string, body []byte, out *bytes.Buffer) (int, error) {
 	deadline, ok := ctx.Deadline()
-	// ctx's timer may fire a little after its deadline on a busy machine:
-	// wait for it, so that callers see ctx ended rather than a timeout.
-	expired := func() bool { return ok && !time.Now().Before(deadline) }
-	if expired() {
-		<-ctx.Done()
-	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -142,7 +136,10 @@ func (c *client) do(ctx context.Context, method, url string, body []byte, out *b
 		req.Header.Set("Authorization", c.auth)
 	}
 	if err := c.fast.DoDeadline(req, resp, deadline); err != nil {
-		if expired() {
+		// ctx's timer may fire a little after its deadline on a busy
+		// machine (and a request past it fails at once): wait for it, so
+		// that callers see ctx ended rather than a timeout.
+		if ok && !time.Now().Before(deadline) {
 			<-ctx.Done()
 		}
 		if ctx.Err() != nil {

@@ -73,7 +73,9 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 	if len(again.Results) != 1 || again.Results[0].Scenario != "get" || again.Results[0].Requests == 0 || again.Results[0].Errors != 0 {
 		t.Errorf("second run with --skip-preload: %+v", again.Results)
 	}
-	if w := seen["watch"]; w != nil && w.Watch != nil {
+	if w := seen["watch"]; w == nil || w.Watch == nil {
+		t.Error("the report lacks the watch scenario's details")
+	} else {
 		if w.Watch.Connected != cfg.Watchers || w.Watch.Delivered != w.Watch.Expected || w.Watch.Expected == 0 {
 			t.Errorf("watch: %d of %d connected, %d of %d events delivered", w.Watch.Connected, cfg.Watchers, w.Watch.Delivered, w.Watch.Expected)
 		}
