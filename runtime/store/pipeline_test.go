@@ -329,3 +329,34 @@ func TestViewsCopyOnlyTreesInUse(t *testing.T) {
 		t.Error("the email tree did not come back to the views")
 	}
 }
+
+// TestAnOpenBatchStopsAtMaxBatch: while the log is busy the open batch
+// takes at most 512 writes; the rest wait in the queue and make the next
+// batch.
+func TestAnOpenBatchStopsAtMaxBatch(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	g := holdLog(s)
+	defer g.release()
+	batch := s.DurableForTest(m)
+	applied := s.AppliedForTest()
+	results := []<-chan result{async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("held", "x")) })}
+	<-g.entered // batch+1 is at the log
+	for i := range 600 {
+		results = append(results, async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson(fmt.Sprint("p", i), "x")) }))
+	}
+	waitApplied(t, s, applied+1+512)
+	time.Sleep(50 * time.Millisecond) // the other 88 have had time to be applied
+	if got := s.AppliedForTest() - applied; got != 1+512 {
+		t.Errorf("%d writes applied while the log was held; want the held one and a full batch of 512", got)
+	}
+	g.release()
+	for _, r := range results {
+		if r := <-r; r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+	if got := s.DurableForTest(m); got < batch+3 {
+		t.Errorf("durable batch %d, want at least %d: the held write, 512, then the other 88", got, batch+3)
+	}
+}
