@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store"
 	"github.com/svcrun/svc/runtime/store/storetest"
 	"github.com/svcrun/svc/runtime/watch"
@@ -257,6 +258,18 @@ func TestStaleViewWaitsForTheLog(t *testing.T) {
 	}
 }
 
+// holdOneCreate holds the log and sends one create to it: batch+1 is at
+// the log when it returns, with applied writes before it. The gate is
+// released when the test ends, if not before.
+func holdOneCreate(t *testing.T, s *store.Store, m *model.Model) (g *gate, batch, applied uint64, results []<-chan result) {
+	g = holdLog(s)
+	t.Cleanup(g.release)
+	batch, applied = s.DurableForTest(m), s.AppliedForTest()
+	results = []<-chan result{async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("held", "x")) })}
+	<-g.entered
+	return g, batch, applied, results
+}
+
 // TestWritesDuringAnFsyncShareOneBatch: writes that arrive one by one
 // while the log is busy are each applied at once, and all go to the log
 // together, as one batch, when it is free.
@@ -266,12 +279,7 @@ func TestWritesDuringAnFsyncShareOneBatch(t *testing.T) {
 	if _, err := s.Create(ctx, m, teamPerson("first", "x")); err != nil {
 		t.Fatal(err)
 	}
-	g := holdLog(s)
-	defer g.release()
-	batch := s.DurableForTest(m)
-	applied := s.AppliedForTest()
-	results := []<-chan result{async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("held", "x")) })}
-	<-g.entered // batch+1 is at the log
+	g, batch, applied, results := holdOneCreate(t, s, m)
 	for i, name := range []string{"b", "c", "d", "e"} {
 		results = append(results, async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson(name, "x")) }))
 		waitApplied(t, s, applied+uint64(i)+2)
@@ -336,12 +344,7 @@ func TestViewsCopyOnlyTreesInUse(t *testing.T) {
 func TestAnOpenBatchStopsAtMaxBatch(t *testing.T) {
 	m := storetest.PersonModel()
 	s := storetest.New(t, m)
-	g := holdLog(s)
-	defer g.release()
-	batch := s.DurableForTest(m)
-	applied := s.AppliedForTest()
-	results := []<-chan result{async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("held", "x")) })}
-	<-g.entered // batch+1 is at the log
+	g, batch, applied, results := holdOneCreate(t, s, m)
 	for i := range 600 {
 		results = append(results, async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson(fmt.Sprint("p", i), "x")) }))
 	}
