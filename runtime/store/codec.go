@@ -20,7 +20,17 @@ const (
 // and, when the record knows them, its index keys (see appendKeys), so a
 // restart can index it without decoding the JSON.
 func encodePut(table string, r *Record) []byte {
-	b := make([]byte, 0, 1+4*binary.MaxVarintLen64+len(table)+len(r.Name)+len(r.Data)+keysSize(r))
+	return appendPut(make([]byte, 0, putSize(table, r)), table, r)
+}
+
+// putSize is the most bytes appendPut adds for r.
+func putSize(table string, r *Record) int {
+	return 1 + 4*binary.MaxVarintLen64 + len(table) + len(r.Name) + len(r.Data) + keysSize(r)
+}
+
+// appendPut appends encodePut's frame to b, so a snapshot can reuse one
+// buffer for every record.
+func appendPut(b []byte, table string, r *Record) []byte {
 	kind := kindPut
 	if r.fp != 0 || r.blob != nil {
 		kind = kindPutKeys

@@ -181,11 +181,13 @@ func (s *Store) handOff(b *batch) {
 		}
 		st.mu.Unlock()
 	}
+	for _, p := range b.payloads {
+		s.logged += int64(len(p))
+	}
 	s.inflight.Add(1)
 	s.synced <- b
-	if s.snapDue.Load() && !s.snapping.Load() {
+	if s.wal != nil && !s.snapping.Load() && s.logged >= max(s.opts.SnapshotBytes, s.snapBytes.Load()) {
 		s.inflight.Wait() // a snapshot covers exactly what the log holds
-		s.snapDue.Store(false)
 		s.startSnapshot()
 	}
 }
@@ -212,9 +214,6 @@ func (s *Store) syncer(done chan<- struct{}) {
 				// trusted: refuse every later write; a restart recovers.
 				err = s.fail(fmt.Errorf("store: write-ahead log failed, refusing writes until restart: %w", werr))
 				s.log.Error("write-ahead log failed", "err", werr)
-			}
-			if s.wal.Size() >= s.opts.SnapshotBytes {
-				s.snapDue.Store(true) // the committer starts it between batches
 			}
 		}
 		if err != nil {

@@ -69,10 +69,12 @@
 //
 // The data directory holds wal/ (runtime/store/wal) and snapshots/
 // (runtime/store/snapshot) and a LOCK file (runtime/store/dirlock). When the
-// log grows past Options.SnapshotBytes the committer notes the last log
-// record, cuts the log, and writes memdb's point-in-time views to a
-// snapshot in the background; once it is durable the covered log segments
-// are deleted. Open loads the newest valid snapshot and replays the log
+// log grows past Options.SnapshotBytes, and past the newest snapshot's size
+// (so a large store does not rewrite every object each time a small log
+// fills: the same rule as Redis's AOF rewrite at 100% growth), the
+// committer notes the last log record, cuts the log, and writes memdb's
+// point-in-time views to a snapshot in the background; once it is durable
+// the covered log segments are deleted. Open loads the newest valid snapshot and replays the log
 // after it. Durability sits behind these two packages so that a later
 // shared backend (etcd) can feed the same tables from its change feed.
 //

@@ -31,13 +31,16 @@ func (s *Store) recover() error {
 	s.lock = lock
 	start := time.Now()
 	l := &loader{s: s, txns: map[*table]*memdb.Txn{}}
+	var size int64
 	seq, found, err := snapshot.Load(filepath.Join(dir, snapshotDir), func(kind byte, payload []byte) error {
+		size += int64(len(payload))
 		return l.apply(payload)
 	})
 	if err != nil {
 		return fmt.Errorf("store: load snapshot: %w", err)
 	}
 	l.flush()
+	s.snapBytes.Store(size)
 	fromSnapshot := l.n
 	w, err := wal.Open(filepath.Join(dir, walDir), wal.Options{SegmentSize: s.opts.SegmentBytes, Logger: s.log, Preallocate: true})
 	if err != nil {
@@ -51,6 +54,7 @@ func (s *Store) recover() error {
 		return fmt.Errorf("store: replay log: %w", err)
 	}
 	l.flush()
+	s.logged = w.Size()
 	s.log.Info("store recovered", "dir", dir, "snapshot", found, "snapshotSeq", seq,
 		"fromSnapshot", fromSnapshot, "fromLog", l.n-fromSnapshot, "lastSeq", w.LastSeq(), "took", time.Since(start))
 	return nil
@@ -120,6 +124,7 @@ func (s *Store) startSnapshot() {
 		s.snapping.Store(false)
 		return
 	}
+	s.logged = 0
 	type view struct {
 		key string
 		db  *memdb.MemDB
@@ -134,18 +139,21 @@ func (s *Store) startSnapshot() {
 		defer s.snapping.Store(false)
 		start := time.Now()
 		dir := filepath.Join(s.opts.Dir, snapshotDir)
-		n := 0
+		n, size := 0, int64(0)
 		err := snapshot.Write(dir, seq, func(w *snapshot.Writer) error {
+			var buf []byte // Add copies, so one buffer serves every record
 			for _, v := range views {
 				it, err := v.db.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
 				if err != nil {
 					return err
 				}
 				for raw := it.Next(); raw != nil; raw = it.Next() {
-					if err := w.Add(kindPut, encodePut(v.key, raw.(*Record))); err != nil {
+					buf = appendPut(buf[:0], v.key, raw.(*Record))
+					if err := w.Add(kindPut, buf); err != nil {
 						return err
 					}
 					n++
+					size += int64(len(buf))
 				}
 			}
 			return nil
@@ -154,6 +162,7 @@ func (s *Store) startSnapshot() {
 			s.log.Error("snapshot failed; the log keeps every record", "err", err)
 			return
 		}
+		s.snapBytes.Store(size)
 		if err := s.wal.TruncateBefore(seq); err != nil {
 			s.log.Error("snapshot: truncate log", "err", err)
 		}

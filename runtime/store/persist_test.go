@@ -1,10 +1,15 @@
 package store_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/svcrun/svc/runtime/model"
@@ -168,4 +173,101 @@ func TestFailedLogAppendLeavesNothingBehind(t *testing.T) {
 	if _, err := s.Create(ctx, m, storetest.NewPerson("later", Spec{Name: "x"})); err == nil {
 		t.Error("a later write succeeded after the log failed")
 	}
+}
+
+// TestSnapshotsWaitForTheLogToMatchThem: after a snapshot the log must grow
+// to that snapshot's size before the next, so a large store is not
+// rewritten whole each time SnapshotBytes of log fill up.
+func TestSnapshotsWaitForTheLogToMatchThem(t *testing.T) {
+	var logs lockedBuffer
+	opts := store.Options{
+		Dir:           t.TempDir(),
+		SnapshotBytes: 4 << 10,
+		Logger:        slog.New(slog.NewJSONHandler(&logs, nil)),
+	}
+	s, err := store.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := storetest.PersonModel()
+	if err := s.Register(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 400 {
+		p := storetest.NewPerson(fmt.Sprintf("p%03d", i), Spec{Name: strings.Repeat("x", 90), Tags: []string{strings.Repeat("t", 60), strings.Repeat("u", 60), strings.Repeat("v", 60)}, Email: fmt.Sprintf("p%d@example.com", i)})
+		if _, err := s.Create(ctx, m, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	type written struct {
+		Msg     string
+		Seq     uint64
+		Objects uint64
+	}
+	var snaps []written
+	for line := range strings.Lines(logs.String()) {
+		var w written
+		if err := json.Unmarshal([]byte(line), &w); err != nil {
+			t.Fatal(err)
+		}
+		if w.Msg == "snapshot written" {
+			snaps = append(snaps, w)
+		}
+	}
+	// 400 records of ~0.5 KB pass 4 KiB many times over; sizes double
+	// from one snapshot to the next, so only a handful are written.
+	if len(snaps) < 3 || len(snaps) > 9 {
+		t.Fatalf("%d snapshots written, want 3 to 9: %+v", len(snaps), snaps)
+	}
+	for i := 1; i < len(snaps); i++ {
+		// Every object is one log record of a snapshot record's size.
+		if logged := snaps[i].Seq - snaps[i-1].Seq; logged < snaps[i-1].Objects*9/10 {
+			t.Errorf("snapshot %d came %d records after one of %d objects", i, logged, snaps[i-1].Objects)
+		}
+	}
+
+	// A restart remembers the newest snapshot's size and the log's.
+	var again lockedBuffer
+	opts.Logger = slog.New(slog.NewJSONHandler(&again, nil))
+	s, err = store.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Register(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		p := storetest.NewPerson(fmt.Sprintf("q%03d", i), Spec{Name: "again"})
+		if _, err := s.Create(ctx, m, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Snapshot(); err != nil { // waits for any snapshot running
+		t.Fatal(err)
+	}
+	if n := strings.Count(again.String(), `"msg":"snapshot written"`); n != 1 {
+		t.Errorf("after a restart and 20 small writes, %d snapshots were written, want only the one asked for", n)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that the store's goroutines may log to.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -22,7 +22,8 @@ type Options struct {
 	// persists nothing (tests and throw-away servers).
 	Dir string
 	// SnapshotBytes is the WAL size after which a snapshot is taken and
-	// the log truncated. Default 64 MiB.
+	// the log truncated, or the newest snapshot's size if that is larger.
+	// Default 64 MiB.
 	SnapshotBytes int64
 	// SegmentBytes is the WAL segment size. Default 64 MiB.
 	SegmentBytes int64
@@ -67,7 +68,12 @@ type Store struct {
 	snapMu   sync.Mutex // one snapshot at a time
 	snapWG   sync.WaitGroup
 	snapping atomic.Bool
-	snapDue  atomic.Bool // the log has grown past SnapshotBytes
+	// logged is the record bytes logged since the last cut; only the
+	// committer touches it. A snapshot is due when it passes SnapshotBytes
+	// and snapBytes, the newest snapshot's record bytes: so snapshots cost
+	// at most one record written per record logged, however large the store.
+	logged    int64
+	snapBytes atomic.Int64
 
 	beforeLog atomic.Pointer[func()] // tests: runs before each log write
 }
