@@ -11,6 +11,7 @@ import (
 	"github.com/svcrun/svc/runtime/client"
 	"github.com/svcrun/svc/runtime/controller"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store"
 )
 
@@ -131,10 +132,17 @@ func (f *FriendCounter) Reconcile(ctx context.Context, req controller.Request) (
 }
 
 // count returns how many Persons name name as their friend, less those
-// being deleted when exact is set, from the spec.friend index's totals.
+// being deleted when exact is set.
 func (f *FriendCounter) count(ctx context.Context, name string, exact bool) (int64, error) {
+	return countFriends(ctx, f.persons, name, exact)
+}
+
+// countFriends returns how many Persons name name as their friend, less
+// those being deleted when exact is set, from the spec.friend index's
+// totals.
+func countFriends(ctx context.Context, persons *PersonClient, name string, exact bool) (int64, error) {
 	byFriend := PersonIndexSpecFriend + "=" + name
-	res, err := f.persons.List(ctx, client.ListOptions{FieldSelector: []string{byFriend}, Size: 1})
+	res, err := persons.List(ctx, client.ListOptions{FieldSelector: []string{byFriend}, Size: 1})
 	if err != nil {
 		return 0, fmt.Errorf("friend counter: count friends of %s: %w", name, err)
 	}
@@ -142,11 +150,45 @@ func (f *FriendCounter) count(ctx context.Context, name string, exact bool) (int
 	if !exact || n == 0 {
 		return n, nil
 	}
-	res, err = f.persons.List(ctx, client.ListOptions{FieldSelector: []string{byFriend, beingDeleted}, Size: 1})
+	res, err = persons.List(ctx, client.ListOptions{FieldSelector: []string{byFriend, beingDeleted}, Size: 1})
 	if err != nil {
 		return 0, fmt.Errorf("friend counter: count deleted friends of %s: %w", name, err)
 	}
 	return n - res.Total, nil
+}
+
+// AdmitFriendCount returns the Person model's admission hook: a Person the
+// HTTP API creates is stored with its friend count already taken, so the
+// counter's reconcile of the new Person finds nothing to write. Without
+// it every create cost a second durable write (the count, usually 0) and
+// a third event for every watcher. The count is owned by the counter: one
+// sent in the body is replaced. Updates are admitted as they are; the
+// counter still reconciles every change, so a count that moves between
+// admission and the create's commit is corrected as before.
+func AdmitFriendCount(persons *PersonClient) func(ctx context.Context, old, obj object.Object) error {
+	return func(ctx context.Context, old, obj object.Object) error {
+		if old != nil {
+			return nil
+		}
+		p, ok := obj.(*Person)
+		if !ok {
+			return fmt.Errorf("friend counter: admit: got %T, want *Person", obj)
+		}
+		var n int64
+		if name := p.Metadata.Name; name != "" { // a generated name is new: 0, and the counter corrects it if not
+			var err error
+			if n, err = countFriends(ctx, persons, name, true); err != nil {
+				return err
+			}
+		}
+		st := PersonStatus{}
+		if p.Status != nil {
+			st = *p.Status
+		}
+		st.FriendCount = &n
+		p.Status = &st
+		return nil
+	}
 }
 
 // remember records that person now names friend ("" for none) and returns

@@ -336,3 +336,52 @@ func TestFriendCountSettles(t *testing.T) {
 		t.Fatalf("counts %v, want %v", sorted(got), sorted(want))
 	}
 }
+
+// TestAdmitTakesTheCountOnCreate: a Person the API creates carries its
+// count from the start, persons being deleted left out and a count sent
+// in the body replaced; updates pass as they are.
+func TestAdmitTakesTheCountOnCreate(t *testing.T) {
+	e := newFriendEnv(t)
+	admit := example.AdmitFriendCount(e.persons)
+	e.create("ann", "zed")
+	e.create("bob", "zed")
+	e.create("cat", "zed", "example.com/hold")
+	e.delete("cat") // held by its finalizer: being deleted, not counted
+	e.create("dan", "ann")
+
+	cases := []struct {
+		name, sent string
+		body       *int64
+		want       int64
+	}{
+		{"named by two", "zed", nil, 2},
+		{"a count in the body is replaced", "zed", storetest.Int64(7), 2},
+		{"named by one", "ann", nil, 1},
+		{"named by none", "bob", nil, 0},
+		{"generated name", "", storetest.Int64(3), 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := example.NewPerson(c.sent)
+			if c.body != nil {
+				p.Status = &example.PersonStatus{FriendCount: c.body}
+			}
+			if err := admit(context.Background(), nil, p); err != nil {
+				t.Fatal(err)
+			}
+			if p.Status == nil || p.Status.FriendCount == nil || *p.Status.FriendCount != c.want {
+				t.Fatalf("status after admission = %+v, want friendCount %d", p.Status, c.want)
+			}
+		})
+	}
+
+	old := example.NewPerson("zed")
+	p := example.NewPerson("zed")
+	p.Status = &example.PersonStatus{FriendCount: storetest.Int64(9)}
+	if err := admit(context.Background(), old, p); err != nil {
+		t.Fatal(err)
+	}
+	if *p.Status.FriendCount != 9 {
+		t.Errorf("an update's status was changed to %d", *p.Status.FriendCount)
+	}
+}

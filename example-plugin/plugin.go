@@ -45,9 +45,11 @@ func (Plugin) OpenAPI(brand string) []byte {
 }
 
 // Start implements plugin.Plugin: the Person model and its generated
-// routes, the greeting and stats custom APIs, and the friend counter.
+// routes (creates admitted with their friend count), the greeting and
+// stats custom APIs, and the friend counter.
 func (Plugin) Start(_ context.Context, h *plugin.Host) error {
 	m := PersonModel()
+	m.Admit = AdmitFriendCount(NewPersonClient(h.Store(), m))
 	h.Model(m, RegisterPersonRoutes)
 	api := &customAPI{persons: NewPersonClient(h.Store(), m), fail: h.Fail}
 	h.Routes("api.people.example.com/v1alpha1", api.greetingRoutes)

@@ -361,9 +361,18 @@ func TestFriendCountUnderConcurrentEdits(t *testing.T) {
 	const n = 12
 	name := func(i int) string { return fmt.Sprintf("p%02d", i) }
 	for i := range n {
-		if st, body := s.do(admin(req{method: "POST", path: persons, body: person(name(i), "P", "")})); st != 201 {
+		friend := ""
+		if i < 2 {
+			friend = "late"
+		}
+		if st, body := s.do(admin(req{method: "POST", path: persons, body: person(name(i), "P", friend)})); st != 201 {
 			t.Fatalf("create = %d %v", st, body)
 		}
+	}
+	// A Person named before it exists is created with its count.
+	st, body := s.do(admin(req{method: "POST", path: persons, body: person("late", "L", "")}))
+	if status, _ := body["status"].(map[string]any); st != 201 || status["friendCount"] != 2.0 {
+		t.Fatalf("create late = %d %v, want 201 with status.friendCount 2", st, body)
 	}
 	var wg sync.WaitGroup
 	for w := range 6 {
