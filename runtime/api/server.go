@@ -17,6 +17,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/query"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store"
 )
@@ -319,6 +320,10 @@ func (s *Server) middleware(c *gin.Context) {
 			s.fail(c, err)
 			return
 		}
+	}
+	if err := query.CheckRaw(c.Request.URL.RawQuery); err != nil {
+		s.fail(c, err)
+		return
 	}
 	c.Next()
 }

@@ -51,6 +51,32 @@ func (e *ParamError) Error() string {
 // allocation by mistake; size=0 (everything) is still allowed.
 const MaxSize = 10000
 
+// CheckRaw reports the first parameter of a raw query string that does
+// not decode (a bad %-escape, or a ';', which url.ParseQuery refuses).
+// net/http's URL.Query drops such a parameter silently, so a selector
+// could vanish and a delete-collection reach more than was asked.
+func CheckRaw(raw string) error {
+	if !strings.ContainsAny(raw, "%;") {
+		return nil // nothing that can fail to decode
+	}
+	for raw != "" {
+		var part string
+		part, raw, _ = strings.Cut(raw, "&")
+		key, value, _ := strings.Cut(part, "=")
+		name, kerr := url.QueryUnescape(key)
+		if kerr != nil {
+			name = key
+		}
+		if strings.Contains(part, ";") {
+			return &ParamError{name, value, "must not contain ';' (use '&' between parameters, %3B in a value)"}
+		}
+		if _, err := url.QueryUnescape(value); kerr != nil || err != nil {
+			return &ParamError{name, value, "is not URL-encoded properly (a '%' must start an escape such as %25)"}
+		}
+	}
+	return nil
+}
+
 // Parse reads page, size, sort, labelSelector and fieldSelector from a
 // query string. A page below 1 becomes 1; an absent size means 0 (all).
 // Selector and sort parameters may repeat; every term is ANDed.

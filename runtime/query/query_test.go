@@ -209,3 +209,40 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckRaw(t *testing.T) {
+	for _, tc := range []struct {
+		raw, param string // param "" means no error
+	}{
+		{"", ""},
+		{"page=2&labelSelector=a%3Db", ""},
+		{"labelSelector=%zz", "labelSelector"},
+		{"labelSelector=a%3D1&fieldSelector=spec.age%3D1%zz", "fieldSelector"},
+		{"page=%", "page"},
+		{"a%2=1", "a%2"},
+		{"x=1;y=2", "x"},
+		{"q=100%25", ""},
+	} {
+		err := CheckRaw(tc.raw)
+		var pe *ParamError
+		switch {
+		case tc.param == "" && err != nil:
+			t.Errorf("CheckRaw(%q) = %v, want nil", tc.raw, err)
+		case tc.param != "" && (!errors.As(err, &pe) || pe.Param != tc.param):
+			t.Errorf("CheckRaw(%q) = %v, want a *ParamError naming %q", tc.raw, err, tc.param)
+		}
+	}
+}
+
+// FuzzCheckRaw: CheckRaw refuses exactly what url.ParseQuery refuses.
+func FuzzCheckRaw(f *testing.F) {
+	for _, s := range []string{"", "a=1&b=%3D", "a=%zz", "%", "a;b", "a=%2", "k%3d=v", "&&=&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		_, perr := url.ParseQuery(raw)
+		if cerr := CheckRaw(raw); (cerr == nil) != (perr == nil) {
+			t.Fatalf("CheckRaw(%q) = %v but url.ParseQuery gives %v", raw, cerr, perr)
+		}
+	})
+}

@@ -318,7 +318,15 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 	total, known := p.total(v, all, best)
 	first := p.sorts[0]
 	streamable := size > 0 && first.ix != ixDeleted && !p.multi[first.ix]
-	offset := int64(page-1) * int64(size)
+	// Past the last object every page is empty; capping there also keeps
+	// (page-1)*size from overflowing for a huge page.
+	offset := int64(0)
+	if size > 0 {
+		offset = all
+		if int64(page-1) < all/int64(size)+1 {
+			offset = min(int64(page-1)*int64(size), all)
+		}
+	}
 	collect := !streamable
 	budget := all + 1 // visits the stream may make before it gives up
 	expect := all     // visits the stream is expected to make

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/url"
 	"slices"
@@ -135,6 +136,12 @@ func TestListResultNumbers(t *testing.T) {
 		{"size=2&page=0", 1, 2, 5, 3, true, false, true, false, 2},
 		{"size=2&page=9", 9, 2, 5, 3, false, true, false, true, 0},
 		{"size=10&labelSelector=none", 1, 10, 0, 0, true, true, false, false, 0},
+		// (page-1)*size would overflow: still an empty page, every way.
+		{"size=2&page=9223372036854775807", math.MaxInt, 2, 5, 3, false, true, false, true, 0},
+		{"size=2&page=4611686018427387905&fieldSelector=spec.name=x", 4611686018427387905, 2, 5, 3, false, true, false, true, 0},
+		{"size=2&page=9223372036854775807&fieldSelector=spec.name=x", math.MaxInt, 2, 5, 3, false, true, false, true, 0},
+		{"size=3&page=9223372036854775807&sort=spec.age", math.MaxInt, 3, 5, 2, false, true, false, true, 0},
+		{"size=10000&page=9223372036854775807&labelSelector=!none", math.MaxInt, 10000, 5, 1, false, true, false, true, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.q, func(t *testing.T) {
