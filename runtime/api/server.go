@@ -17,8 +17,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api/problem"
-	"github.com/svcrun/svc/runtime/query"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/query"
 	"github.com/svcrun/svc/runtime/store"
 )
 
