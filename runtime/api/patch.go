@@ -38,7 +38,10 @@ func (a *modelAPI) patch(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		next, err := apply(cur.Data)
+		// The patch applies to the object as the API shows it: a field
+		// kept out of responses (a user's password hash) must not be
+		// readable through copy, move or test operations either.
+		next, err := apply(a.out(cur))
 		if err != nil {
 			return err
 		}

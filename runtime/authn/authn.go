@@ -24,7 +24,6 @@ import (
 	"hash"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,7 +59,8 @@ type Identity struct {
 	Authenticated bool
 	// TokenName is the PersonalAccessToken's name when a token was used.
 	TokenName string
-	// Roles limits a token to these roles; nil means all of the user's.
+	// Roles limits a token to these roles (empty: none beyond anonymous
+	// and authenticated); nil, for a password, means all of the user's.
 	Roles []string
 }
 
@@ -328,11 +328,11 @@ func (a *Authenticator) bearer(ctx context.Context, token string) (Identity, err
 		return a.fail(ctx, scheme, reason, t.Spec.Username)
 	}
 	id := Identity{User: u.Metadata.Name, Authenticated: true, TokenName: t.Metadata.Name}
-	if len(t.Spec.Roles) > 0 {
-		// A copy, so that whoever holds the identity cannot alter the
-		// decoded token (and an empty list stays "all of the user's").
-		id.Roles = slices.Clone(t.Spec.Roles)
-	}
+	// A token is always limited to its roles, none included (never "all
+	// of the user's": roles granted after the token was made would reach
+	// it). A copy, so that whoever holds the identity cannot alter the
+	// decoded token.
+	id.Roles = append([]string{}, t.Spec.Roles...)
 	return id, nil
 }
 

@@ -334,7 +334,7 @@ func TestBearer(t *testing.T) {
 	e.user("off", "pw", func(u *core.User) { u.Spec.Disabled = ptr(true) })
 	e.user("gone", "pw", func(u *core.User) { u.Metadata.Finalizers = []string{"test.svc.run/keep"} })
 
-	good := e.token("alice-all", "alice", nil)
+	good := e.token("alice-none", "alice", nil)
 	limited := e.token("alice-limited", "alice", func(t *core.PersonalAccessToken) {
 		t.Spec.Roles = []string{"post-author", "guest"}
 	})
@@ -349,9 +349,10 @@ func TestBearer(t *testing.T) {
 		t.Metadata.Finalizers = []string{"test.svc.run/keep"}
 	})
 
+	// A token without roles holds none of the user's: never all of them.
 	id := e.ok(bearer(good), "alice")
-	if id.TokenName != "alice-all" || id.Roles != nil {
-		t.Fatalf("identity %+v, want token alice-all with all roles", id)
+	if id.TokenName != "alice-none" || id.Roles == nil || len(id.Roles) != 0 {
+		t.Fatalf("identity %+v, want token alice-none limited to no roles", id)
 	}
 	id = e.ok(bearer(limited), "alice")
 	if id.TokenName != "alice-limited" || !slices.Equal(id.Roles, []string{"post-author", "guest"}) {

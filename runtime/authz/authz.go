@@ -53,7 +53,7 @@ func (s syncer) run(ctx context.Context, roles *core.RoleClient, bindings *core.
 	roleKind, bindingKind := roles.Model().Kind, bindings.Model().Kind
 	roleSink := sink[*core.Role]{
 		put: func(o *core.Role) {
-			r.PutRole(toRole(o))
+			r.PutRole(ToRole(o))
 			s.putDone(roleKind, &o.Metadata)
 		},
 		del: func(name string) {
@@ -218,8 +218,8 @@ func (f *follower[T]) once(ctx context.Context) error {
 	}
 }
 
-// toRole is the resolver's view of a stored role.
-func toRole(o *core.Role) rbac.Role {
+// ToRole is the resolver's view of a stored role.
+func ToRole(o *core.Role) rbac.Role {
 	rules := make([]rbac.PolicyRule, len(o.Rules))
 	for i, p := range o.Rules {
 		rules[i] = rbac.PolicyRule{APIGroups: p.APIGroups, Resources: p.Resources, ResourceNames: p.ResourceNames, NonResourceURLs: p.NonResourceURLs, Verbs: p.Verbs}

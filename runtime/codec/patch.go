@@ -26,6 +26,11 @@ type Patcher func(doc []byte) ([]byte, error)
 func ParsePatch(pt PatchType, patch []byte) (Patcher, error) {
 	switch pt {
 	case JSONPatch:
+		// The library reads "null" as an empty patch; RFC 6902 wants an
+		// array of operations.
+		if t := bytes.TrimSpace(patch); len(t) == 0 || t[0] != '[' {
+			return nil, &Error{Detail: "a JSON Patch must be an array of operations"}
+		}
 		p, err := jsonpatch.DecodePatch(patch)
 		if err != nil {
 			return nil, &Error{Detail: "malformed JSON Patch: " + err.Error()}

@@ -129,21 +129,7 @@ func NewResolver(brand string) *Resolver {
 
 // PutRole adds or replaces a role. The resolver keeps its own copy.
 func (r *Resolver) PutRole(role Role) {
-	st := &roleState{Role: cloneRole(role)}
-	// An unreadable dependency list adds nothing; Halo, too, grants no
-	// more than it had resolved when the list failed to parse.
-	if raw := strings.TrimSpace(role.Annotations[r.depsKey]); raw != "" {
-		if json.Unmarshal([]byte(raw), &st.deps) != nil {
-			st.deps = nil
-		}
-	}
-	for k, v := range role.Labels {
-		// Halo reads the value with Boolean.parseBoolean: "true" in any case.
-		if target, ok := strings.CutPrefix(k, r.aggPrefix); ok && target != "" && strings.EqualFold(v, "true") {
-			st.aggregateTo = append(st.aggregateTo, target)
-		}
-	}
-	slices.Sort(st.aggregateTo) // so that an unchanged role compares equal
+	st := r.stateOf(role)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// A resync puts every role again; an unchanged one keeps the caches.
@@ -159,6 +145,26 @@ func (r *Resolver) PutRole(role Role) {
 		r.aggregators[t][role.Name] = struct{}{}
 	}
 	r.gen++
+}
+
+// stateOf reads a role's dependencies and aggregation targets.
+func (r *Resolver) stateOf(role Role) *roleState {
+	st := &roleState{Role: cloneRole(role)}
+	// An unreadable dependency list adds nothing; Halo, too, grants no
+	// more than it had resolved when the list failed to parse.
+	if raw := strings.TrimSpace(role.Annotations[r.depsKey]); raw != "" {
+		if json.Unmarshal([]byte(raw), &st.deps) != nil {
+			st.deps = nil
+		}
+	}
+	for k, v := range role.Labels {
+		// Halo reads the value with Boolean.parseBoolean: "true" in any case.
+		if target, ok := strings.CutPrefix(k, r.aggPrefix); ok && target != "" && strings.EqualFold(v, "true") {
+			st.aggregateTo = append(st.aggregateTo, target)
+		}
+	}
+	slices.Sort(st.aggregateTo) // so that an unchanged role compares equal
+	return st
 }
 
 // DeleteRole forgets a role.
@@ -424,6 +430,12 @@ func (r *Resolver) compileLocked(bound []string, signedIn bool) *compiledSet {
 // deleted) grants nothing and leads nowhere, as in Halo, which expands
 // only the roles it fetched. Cycles end at names already seen.
 func (r *Resolver) closureLocked(start []string) []*roleState {
+	return r.closureWithLocked(start, nil)
+}
+
+// closureWithLocked is closureLocked with override, when not nil, in
+// place of the known role of its name.
+func (r *Resolver) closureWithLocked(start []string, override *roleState) []*roleState {
 	seen := make(map[string]struct{}, len(start))
 	queue := make([]string, 0, len(start))
 	push := func(n string) {
@@ -438,6 +450,9 @@ func (r *Resolver) closureLocked(start []string) []*roleState {
 	var out []*roleState
 	for i := 0; i < len(queue); i++ {
 		st := r.roles[queue[i]]
+		if override != nil && queue[i] == override.Name {
+			st = override
+		}
 		if st == nil || st.Deleting {
 			continue
 		}
@@ -501,6 +516,23 @@ func (r *Resolver) RulesFor(roles []string) []PolicyRule {
 	var rules []PolicyRule
 	for _, st := range r.closureLocked(roles) {
 		rules = append(rules, st.Rules...)
+	}
+	return cloneRules(rules)
+}
+
+// RulesWith returns the rules that holding role would grant were it
+// stored as given, in place of any role of its name: its own, its
+// dependencies' and those of the roles aggregated into it, to a fixed
+// point. A role write is checked against it, so that the role cannot pick
+// up, through roles labelled aggregate-to it, rules its writer does not
+// hold.
+func (r *Resolver) RulesWith(role Role) []PolicyRule {
+	st := r.stateOf(role)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var rules []PolicyRule
+	for _, s := range r.closureWithLocked([]string{role.Name}, st) {
+		rules = append(rules, s.Rules...)
 	}
 	return cloneRules(rules)
 }

@@ -785,3 +785,38 @@ func indexOf(rules []PolicyRule) *ruleIndex {
 	}
 	return newRuleIndex(ptrs)
 }
+
+// TestRulesWith: the rules a role would grant if stored as given, in place
+// of the known role of its name, aggregates and dependencies included.
+func TestRulesWith(t *testing.T) {
+	r := NewResolver(testBrand)
+	r.PutRole(role("secret", nil, []string{"target"}, getRule("g", "secrets")))
+	r.PutRole(role("dep", nil, nil, getRule("g", "deps")))
+	r.PutRole(role("target", nil, nil, getRule("g", "old")))
+	resources := func(rules []PolicyRule) []string {
+		var out []string
+		for _, p := range rules {
+			out = append(out, p.Resources...)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		role Role
+		want []string
+	}{
+		{"an existing name takes in what aggregates into it", role("target", nil, nil), []string{"secrets"}},
+		{"own rules and dependencies", role("target", []string{"dep"}, nil, getRule("g", "new")), []string{"deps", "new", "secrets"}},
+		{"a new name with nothing aggregated", role("fresh", []string{"missing"}, nil), nil},
+		{"a role being deleted grants nothing", Role{Name: "target", Rules: []PolicyRule{getRule("g", "x")}, Deleting: true}, nil},
+	} {
+		if got := resources(r.RulesWith(tc.role)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: RulesWith = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// The stored role is unchanged.
+	if got := resources(r.RulesFor([]string{"target"})); !slices.Equal(got, []string{"old", "secrets"}) {
+		t.Errorf("RulesFor(target) after RulesWith = %v", got)
+	}
+}

@@ -204,3 +204,199 @@ func TestHiddenRoles(t *testing.T) {
 		t.Errorf("uiPermissions = %s, want [*]", got)
 	}
 }
+
+// TestNoEscalationThroughAggregation: a role write is checked against
+// what the role would grant once written, roles aggregated into it
+// included, so no one can collect rules others aggregate into a role.
+func TestNoEscalationThroughAggregation(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	mgr := func(c call) call { c.user, c.password = "mgr", "mgr-password"; return c }
+	role := func(name, labels, annotations, rules string) call {
+		return call{method: "POST", path: "/api/v1alpha1/roles", body: `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"` + name +
+			`","labels":{` + labels + `},"annotations":{` + annotations + `}},"rules":[` + rules + `]}`}
+	}
+	const agg = `"rbac.authorization.svc.run/aggregate-to-`
+	deletePersons := `{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["delete"]}`
+	for _, c := range []call{
+		role("role-admin", "", "", `{"apiGroups":[""],"resources":["roles"],"verbs":["create","update","patch","get","list"]}`),
+		// Secrets aggregated into roles mgr does not hold, one of them not
+		// created yet.
+		role("secret", agg+`editor":"true"`, "", deletePersons),
+		role("editor2", "", "", ""),
+		role("secret2", agg+`editor2":"true"`, "", deletePersons),
+		role("secret3", agg+`collector":"true"`, "", deletePersons),
+	} {
+		if st, _, body := e.do(adm(c)); st != 201 {
+			t.Fatalf("admin %s = %d %v", c.body, st, body)
+		}
+	}
+	if st, _, body := e.do(adm(call{method: "POST", path: console + "/users", body: `{"name":"mgr","displayName":"M","password":"mgr-password","roles":["role-admin"]}`})); st != 201 {
+		t.Fatalf("create mgr = %d %v", st, body)
+	}
+	e.eventually("mgr bound", mgr(call{method: "GET", path: "/api/v1alpha1/roles"}), 200)
+
+	// A dependency on a role that does not exist grants nothing yet.
+	deps := call{method: "PATCH", path: "/api/v1alpha1/roles/role-admin", contentType: "application/merge-patch+json",
+		body: `{"metadata":{"annotations":{"rbac.authorization.svc.run/dependencies":"[\"editor\"]"}}}`}
+	if st, _, body := e.do(mgr(deps)); st != 200 {
+		t.Fatalf("mgr adds a dependency on a missing role = %d %v", st, body)
+	}
+	for _, tc := range []struct {
+		name string
+		c    call
+	}{
+		{"creating the missing role that secret aggregates into", role("editor", "", "", "")},
+		{"labelling a role others aggregate into", call{method: "PATCH", path: "/api/v1alpha1/roles/editor2", contentType: "application/merge-patch+json",
+			body: `{"metadata":{"labels":{` + agg + `role-admin":"true"}}}`}},
+		{"creating a role others aggregate into, aggregated into mine", role("collector", agg+`role-admin":"true"`, "", "")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if st, _, body := e.do(mgr(tc.c)); st != 403 {
+				t.Fatalf("%s %s = %d %v, want 403", tc.c.method, tc.c.path, st, body)
+			}
+		})
+	}
+	if st, _, _ := e.do(mgr(call{method: "DELETE", path: persons + "/nobody"})); st != 403 {
+		t.Errorf("mgr deletes persons after the attempts = %d, want 403", st)
+	}
+	// Holding the rules, the administrator may do each of them.
+	if st, _, body := e.do(adm(role("editor", "", "", ""))); st != 201 {
+		t.Errorf("admin creates editor = %d %v", st, body)
+	}
+}
+
+// TestBuiltinRolesCannotBeChanged: the rules of every built-in role are
+// the service's (CONTRACT §6); an administrator cannot change or delete
+// them either, so /healthz stays public and no plugin API reaches every
+// signed-in user.
+func TestBuiltinRolesCannotBeChanged(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	for _, name := range []string{"anonymous", "authenticated", "guest", "post-contributor", "post-author", "post-editor"} {
+		for _, c := range []call{
+			{method: "PATCH", path: "/api/v1alpha1/roles/" + name, contentType: "application/merge-patch+json",
+				body: `{"rules":[{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["list"]}]}`},
+			{method: "DELETE", path: "/api/v1alpha1/roles/" + name},
+		} {
+			if st, _, body := e.do(adm(c)); st != 403 {
+				t.Errorf("%s %s = %d %v, want 403", c.method, name, st, body)
+			}
+		}
+	}
+	if st, _, _ := e.do(call{method: "GET", path: "/healthz"}); st != 200 {
+		t.Errorf("anonymous /healthz after the attempts = %d, want 200", st)
+	}
+	if st, _, _ := e.do(call{method: "GET", path: persons}); st != 401 {
+		t.Errorf("anonymous list of persons after the attempts = %d, want 401", st)
+	}
+}
+
+// TestTokenRolesAreAlwaysALimit: a token made with no roles holds none
+// (not "all of the user's", which would take in roles granted later), and
+// a limited token cannot make a token with more roles than it has.
+func TestTokenRolesAreAlwaysALimit(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	for _, r := range []string{"readers", "role-readers"} {
+		rule := `{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["list"]}`
+		if r == "role-readers" {
+			rule = `{"apiGroups":[""],"resources":["roles"],"verbs":["list"]}`
+		}
+		if st, _, body := e.do(adm(call{method: "POST", path: "/api/v1alpha1/roles", body: `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"` + r + `"},"rules":[` + rule + `]}`})); st != 201 {
+			t.Fatalf("create role %s = %d %v", r, st, body)
+		}
+	}
+	if st, _, body := e.do(adm(call{method: "POST", path: console + "/users", body: `{"name":"tom","displayName":"T","password":"tom-password","roles":["role-readers"]}`})); st != 201 {
+		t.Fatalf("create tom = %d %v", st, body)
+	}
+	tom := call{user: "tom", password: "tom-password"}
+	newToken := func(c call, roles string) (int, string) {
+		c.method, c.path, c.body = "POST", console+"/users/-/personalaccesstokens", `{"spec":{"roles":`+roles+`}}`
+		st, _, body := e.do(c)
+		md, _ := body["metadata"].(map[string]any)
+		ann, _ := md["annotations"].(map[string]any)
+		tok, _ := ann["security.svc.run/access-token"].(string)
+		return st, tok
+	}
+	st, empty := newToken(tom, `[]`)
+	if st != 201 {
+		t.Fatalf("token with no roles = %d", st)
+	}
+	st, limited := newToken(tom, `["role-readers"]`)
+	if st != 201 {
+		t.Fatalf("token limited to role-readers = %d", st)
+	}
+	listRoles := call{method: "GET", path: "/api/v1alpha1/roles"}
+	e.eventually("tom's limited token", call{method: "GET", path: listRoles.path, bearer: limited}, 200)
+	if st, _, _ := e.do(call{method: "GET", path: listRoles.path, bearer: empty}); st != 403 {
+		t.Errorf("a token of no roles lists roles = %d, want 403", st)
+	}
+	// A role granted later reaches neither token.
+	if st, _, body := e.do(adm(call{method: "POST", path: console + "/users/tom/permissions", body: `{"roles":["role-readers","readers"]}`})); st != 200 {
+		t.Fatalf("grant readers = %d %v", st, body)
+	}
+	e.eventually("tom reads persons", call{method: "GET", path: persons, user: tom.user, password: tom.password}, 200)
+	for name, tok := range map[string]string{"no roles": empty, "role-readers": limited} {
+		if st, _, _ := e.do(call{method: "GET", path: persons, bearer: tok}); st != 403 {
+			t.Errorf("token of %s lists persons after a later grant = %d, want 403", name, st)
+		}
+	}
+	// The limited token may not mint a token with the role it lacks.
+	if st, _ := newToken(call{bearer: limited}, `["readers"]`); st != 400 {
+		t.Errorf("a role-readers token makes a readers token = %d, want 400", st)
+	}
+	if st, _ := newToken(call{bearer: limited}, `["role-readers"]`); st != 201 {
+		t.Errorf("a role-readers token makes a role-readers token = %d, want 201", st)
+	}
+}
+
+// TestPatchCannotReachThePasswordHash: a patch applies to the user as the
+// API shows it, so the hash can be neither copied out nor tested.
+func TestPatchCannotReachThePasswordHash(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	if st, _, body := e.do(adm(call{method: "POST", path: console + "/users", body: `{"name":"cara","displayName":"C","password":"cara-password"}`})); st != 201 {
+		t.Fatalf("create cara = %d %v", st, body)
+	}
+	patch := func(ops string) call {
+		return adm(call{method: "PATCH", path: "/api/v1alpha1/users/cara", contentType: "application/json-patch+json", body: ops})
+	}
+	// e.do fails the test on any response carrying a hash.
+	if st, _, _ := e.do(patch(`[{"op":"copy","from":"/spec/password","path":"/spec/bio"}]`)); st != 400 {
+		t.Errorf("copying the password = %d, want 400 (no such field)", st)
+	}
+	if st, _, _ := e.do(patch(`[{"op":"test","path":"/spec/password","value":"x"}]`)); st != 400 {
+		t.Errorf("testing the password = %d, want 400", st)
+	}
+	// The hash survives other patches: cara still signs in.
+	if st, _, body := e.do(patch(`[{"op":"replace","path":"/spec/displayName","value":"Cara"}]`)); st != 200 {
+		t.Fatalf("patch displayName = %d %v", st, body)
+	}
+	if st, _, _ := e.do(call{method: "GET", path: console + "/users/-", user: "cara", password: "cara-password"}); st != 200 {
+		t.Errorf("cara signs in after a patch = %d, want 200", st)
+	}
+}
+
+// TestCreateUserTakesHalosRequest: every field of Halo's CreateUserRequest
+// is accepted and stored.
+func TestCreateUserTakesHalosRequest(t *testing.T) {
+	e := newEnv(t, adminPW)
+	st, _, body := e.do(call{method: "POST", path: console + "/users", user: admin, password: adminPW,
+		body: `{"name":"jo","email":"jo@example.com","displayName":"Jo","avatar":"/a.png","phone":"123","password":"jo-password",
+			"bio":"hi","annotations":{"example.com/team":"blue"},"roles":[]}`})
+	if st != 201 {
+		t.Fatalf("create jo = %d %v", st, body)
+	}
+	_, _, u := e.do(call{method: "GET", path: "/api/v1alpha1/users/jo", user: admin, password: adminPW})
+	spec, _ := u["spec"].(map[string]any)
+	md, _ := u["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	got := fmt.Sprintf("%v %v %v %v %v %v", spec["email"], spec["displayName"], spec["avatar"], spec["phone"], spec["bio"], ann["example.com/team"])
+	if want := "jo@example.com Jo /a.png 123 hi blue"; got != want {
+		t.Errorf("stored user = %s, want %s", got, want)
+	}
+	if st, _, _ := e.do(call{method: "GET", path: console + "/users/-", user: "jo", password: "jo-password"}); st != 200 {
+		t.Errorf("jo signs in = %d", st)
+	}
+}

@@ -60,31 +60,36 @@ func BuiltinRoles(brand string) ([]*core.Role, error) {
 	}
 }
 
-// EnsureBuiltinRoles creates or overwrites the built-in roles: their rules
-// are the service's, so edits do not survive a restart.
-func EnsureBuiltinRoles(ctx context.Context, roles *core.RoleClient, brand string) error {
+// EnsureBuiltinRoles creates or overwrites the built-in roles (their rules
+// are the service's; the API refuses to change them) and returns their
+// names.
+func EnsureBuiltinRoles(ctx context.Context, roles *core.RoleClient, brand string) ([]string, error) {
 	want, err := BuiltinRoles(brand)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	names := make([]string, len(want))
+	for i, r := range want {
+		names[i] = r.Metadata.Name
 	}
 	for _, r := range want {
 		cur, err := roles.Get(ctx, r.Metadata.Name)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			if _, err := roles.Create(ctx, r); err != nil {
-				return fmt.Errorf("security: create role %s: %w", r.Metadata.Name, err)
+				return nil, fmt.Errorf("security: create role %s: %w", r.Metadata.Name, err)
 			}
 			continue
 		case err != nil:
-			return fmt.Errorf("security: read role %s: %w", r.Metadata.Name, err)
+			return nil, fmt.Errorf("security: read role %s: %w", r.Metadata.Name, err)
 		}
 		r.Metadata.Version = cur.Metadata.Version
 		r.Metadata.Finalizers = cur.Metadata.Finalizers
 		if _, err := roles.Update(ctx, r); err != nil {
-			return fmt.Errorf("security: update role %s: %w", r.Metadata.Name, err)
+			return nil, fmt.Errorf("security: update role %s: %w", r.Metadata.Name, err)
 		}
 	}
-	return nil
+	return names, nil
 }
 
 // EnsureAdmin creates user admin bound to super-role when the store has no

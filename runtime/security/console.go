@@ -319,12 +319,17 @@ func bind(ctx context.Context, bindings *core.RoleBindingClient, user, role stri
 	return nil
 }
 
+// createUserRequest is Halo's CreateUserRequest.
 type createUserRequest struct {
-	Name        string   `json:"name"`
-	Email       string   `json:"email"`
-	DisplayName string   `json:"displayName"`
-	Password    string   `json:"password"`
-	Roles       []string `json:"roles"`
+	Name        string            `json:"name"`
+	Email       string            `json:"email"`
+	DisplayName string            `json:"displayName"`
+	Avatar      string            `json:"avatar"`
+	Phone       string            `json:"phone"`
+	Password    string            `json:"password"`
+	Bio         string            `json:"bio"`
+	Annotations map[string]string `json:"annotations"`
+	Roles       []string          `json:"roles"`
 }
 
 func (k *Console) createUser(c *gin.Context) error {
@@ -354,8 +359,16 @@ func (k *Console) createUser(c *gin.Context) error {
 	if u.Spec.DisplayName == "" {
 		u.Spec.DisplayName = req.Name
 	}
-	if req.Email != "" {
-		u.Spec.Email = &req.Email
+	for _, f := range []struct {
+		dst **string
+		v   string
+	}{{&u.Spec.Email, req.Email}, {&u.Spec.Avatar, req.Avatar}, {&u.Spec.Phone, req.Phone}, {&u.Spec.Bio, req.Bio}} {
+		if f.v != "" {
+			*f.dst = &f.v
+		}
+	}
+	if len(req.Annotations) > 0 {
+		u.Metadata.Annotations = req.Annotations
 	}
 	u.Spec.Password = &hash
 	now := k.now().UTC()
@@ -496,10 +509,15 @@ func (k *Console) createToken(c *gin.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	bound := k.Rules.BoundRoles(owner)
+	// A token may carry only roles its creator holds now; a request made
+	// with a limited token holds only that token's roles.
+	held := k.Rules.BoundRoles(owner)
+	if id := IdentityOf(c); id.Roles != nil {
+		held = slices.DeleteFunc(held, func(r string) bool { return !slices.Contains(id.Roles, r) })
+	}
 	var errs object.FieldErrors
 	for i, r := range req.Spec.Roles {
-		if !slices.Contains(bound, r) {
+		if !slices.Contains(held, r) {
 			errs.Add(fmt.Sprintf("spec.roles[%d]", i), "role %q is not one of yours", r)
 		}
 	}
@@ -526,9 +544,9 @@ func (k *Console) createToken(c *gin.Context) error {
 	t.Spec.TokenHash = hash
 	t.Spec.Roles = req.Spec.Roles
 	if t.Spec.Roles == nil {
-		// A token without roles would carry all of the owner's, including
-		// ones granted later; pin it to what the owner holds today.
-		t.Spec.Roles = bound
+		// Roles left out: pin the token to what its creator holds today,
+		// not to roles granted later. An empty list is a token of no roles.
+		t.Spec.Roles = held
 	}
 	t.Spec.ExpiresAt = req.Spec.ExpiresAt
 	if req.Spec.DisplayName != "" {

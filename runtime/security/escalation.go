@@ -10,6 +10,7 @@ import (
 	"github.com/svcrun/svc/generated/core"
 	"github.com/svcrun/svc/runtime/api/problem"
 	"github.com/svcrun/svc/runtime/authn"
+	"github.com/svcrun/svc/runtime/authz"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/rbac"
@@ -52,7 +53,7 @@ func intersectBound(bound, roles []string) []string {
 // GuardRoles makes the generic roles and rolebindings APIs refuse
 // privilege escalation, as Kubernetes' RBAC does: a caller may create or
 // change a Role only if it already holds every rule the role (with its
-// dependencies) grants, and a RoleBinding only if it holds every rule of
+// dependencies and the roles aggregated into it) would grant, and a RoleBinding only if it holds every rule of
 // the role it binds. Writes from inside the server are not checked.
 func GuardRoles(roles, bindings *model.Model, rc *core.RoleClient, g *Guard, brand string) {
 	depsKey := "rbac.authorization." + brand + "/dependencies"
@@ -72,7 +73,11 @@ func GuardRoles(roles, bindings *model.Model, rc *core.RoleClient, g *Guard, bra
 			return nil
 		}
 		r := obj.(*core.Role)
-		want := toPolicyRules(r.Rules)
+		// What holding the role would grant once written, roles aggregated
+		// into it included: otherwise a writer could create or label a role
+		// that roles labelled aggregate-to it fill with rules the writer
+		// does not hold, and then hold it.
+		want := g.Rules.RulesWith(authz.ToRole(r))
 		var deps []string
 		if raw := r.Metadata.Annotations[depsKey]; raw != "" {
 			_ = json.Unmarshal([]byte(raw), &deps) // a malformed list grants nothing extra

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 
 	"github.com/svcrun/svc/generated/core"
 	"github.com/svcrun/svc/runtime/api"
@@ -67,7 +68,8 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 		}
 	}
 	rc, bc, uc, tc := core.NewRoleClient(st, roles), core.NewRoleBindingClient(st, bindings), core.NewUserClient(st, users), core.NewPersonalAccessTokenClient(st, tokens)
-	if err := EnsureBuiltinRoles(ctx, rc, opts.Brand); err != nil {
+	builtin, err := EnsureBuiltinRoles(ctx, rc, opts.Brand)
+	if err != nil {
 		return nil, err
 	}
 	if err := EnsureAdmin(ctx, uc, bc, opts.AdminPassword, opts.Out); err != nil {
@@ -79,7 +81,10 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	settle := func(ctx context.Context) error { return progress.WaitCurrent(ctx, rc, bc) }
 	roles.Settled, bindings.Settled = settle, settle
 	// SPEC.md: the super administrator's role cannot be edited or deleted.
-	roles.Protected = func(name string) bool { return name == SuperRole }
+	// Nor can the other built-in roles, whose rules are the service's
+	// (CONTRACT §6): deleting anonymous would close /healthz, and widening
+	// authenticated would hand every user a plugin's API.
+	roles.Protected = func(name string) bool { return slices.Contains(builtin, name) }
 	s.Settle = settle
 	ready := make(chan struct{})
 	errc := make(chan error, 1)
