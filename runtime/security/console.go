@@ -3,12 +3,14 @@ package security
 import (
 	"context"
 	"crypto/rand"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -45,6 +47,15 @@ type Console struct {
 
 // Base is where the console API is served.
 func (k *Console) Base() string { return "/apis/api.console." + k.Brand + "/v1alpha1" }
+
+//go:embed console.openapi.yaml
+var consoleOpenAPI string
+
+// OpenAPI returns the console API's OpenAPI document (YAML) for the
+// brand, which the server merges into /openapi.json.
+func (k *Console) OpenAPI() []byte {
+	return []byte(strings.ReplaceAll(consoleOpenAPI, "/apis/api.console.svc.run/", "/apis/api.console."+k.Brand+"/"))
+}
 
 // Routes mounts the console API; pass it to api.Server.Mount.
 func (k *Console) Routes(r gin.IRouter) {

@@ -211,7 +211,11 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 	}
 	var plugins *plugin.Manager
 	a := api.New(api.Options{Store: st, Registry: reg, Logger: log, AccessLog: cfg.accessLog, Guard: sec.Guard.Check,
-		OpenAPI: openAPIDoc(reg, func() map[string][]byte { return plugins.Documents() }, log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
+		OpenAPI: openAPIDoc(reg, func() map[string][]byte {
+			docs := plugins.Documents()
+			docs[consoleDoc] = sec.Console.OpenAPI()
+			return docs
+		}, f.BrandDomain, log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
 		NotReady: func() []string { return plugins.NotReady() }})
 	sec.Console.Fail = a.Fail
 	for m, f := range sec.Routes {
@@ -282,9 +286,14 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 	return s, nil
 }
 
-// openAPIDoc serves the document of the registered models and the custom
-// APIs of the started plugins, rebuilt only when either set changes.
-func openAPIDoc(reg *model.Registry, plugins func() map[string][]byte, log *slog.Logger) func() ([]byte, error) {
+// consoleDoc keys the console API's document among the plugins'; no
+// plugin name can take it.
+const consoleDoc = "(console)"
+
+// openAPIDoc serves the document of the registered models, the console
+// API and the custom APIs of the started plugins (docs, by plugin name),
+// rebuilt only when either set changes.
+func openAPIDoc(reg *model.Registry, docs func() map[string][]byte, brand string, log *slog.Logger) func() ([]byte, error) {
 	var (
 		mu   sync.Mutex
 		key  string
@@ -292,7 +301,7 @@ func openAPIDoc(reg *model.Registry, plugins func() map[string][]byte, log *slog
 	)
 	return func() ([]byte, error) {
 		models := reg.Models()
-		docs := plugins()
+		docs := docs()
 		k := strings.Join(names(models), ",") + "|" + strings.Join(slices.Sorted(maps.Keys(docs)), ",")
 		mu.Lock()
 		defer mu.Unlock()
@@ -305,9 +314,9 @@ func openAPIDoc(reg *model.Registry, plugins func() map[string][]byte, log *slog
 		}
 		var extra []*openapi3.T
 		for _, name := range slices.Sorted(maps.Keys(docs)) {
-			d, err := customPaths(base, docs[name])
+			d, err := customPaths(base, docs[name], brand)
 			if err != nil {
-				log.Warn("plugin OpenAPI document left out", "plugin", name, "err", err)
+				log.Warn("OpenAPI document left out", "plugin", name, "err", err)
 				continue
 			}
 			extra = append(extra, d)
@@ -320,7 +329,7 @@ func openAPIDoc(reg *model.Registry, plugins func() map[string][]byte, log *slog
 			withExtra, err := openapi.Build(models, openapi.Options{Title: "svc API", Extra: extra})
 			if err != nil {
 				// A clash between plugins' documents must not hide the API.
-				log.Warn("plugin OpenAPI documents left out", "err", err)
+				log.Warn("console and plugin OpenAPI documents left out", "err", err)
 			} else {
 				doc = withExtra
 			}
@@ -336,27 +345,55 @@ func openAPIDoc(reg *model.Registry, plugins func() map[string][]byte, log *slog
 
 // customPaths is the part of a plugin's document that the generic
 // document lacks: its custom API paths and the components they use that
-// the generic document does not define.
-func customPaths(base *openapi3.T, raw []byte) (*openapi3.T, error) {
+// the generic document does not define. A version-only route, documented
+// under plugin.api.<brand>, is served under api.plugin.<brand> too
+// (CONTRACT §7), and documented there as well.
+func customPaths(base *openapi3.T, raw []byte, brand string) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(raw)
 	if err != nil {
 		return nil, err
 	}
-	out := &openapi3.T{OpenAPI: doc.OpenAPI, Info: doc.Info, Paths: openapi3.NewPaths(), Components: &openapi3.Components{Schemas: openapi3.Schemas{}}}
+	out := &openapi3.T{OpenAPI: doc.OpenAPI, Info: doc.Info, Paths: openapi3.NewPaths(), Components: &openapi3.Components{}}
+	legacy, current := "/apis/plugin.api."+brand+"/", "/apis/api.plugin."+brand+"/"
 	for path, item := range doc.Paths.Map() {
 		if base.Paths.Value(path) == nil {
 			out.Paths.Set(path, item)
 		}
-	}
-	if doc.Components != nil {
-		for name, s := range doc.Components.Schemas {
-			if _, ok := base.Components.Schemas[name]; !ok {
-				out.Components.Schemas[name] = s
-			}
+		if rest, ok := strings.CutPrefix(path, legacy); ok && doc.Paths.Value(current+rest) == nil && base.Paths.Value(current+rest) == nil {
+			out.Paths.Set(current+rest, withoutIDs(item))
 		}
 	}
+	if doc.Components != nil {
+		out.Components.Schemas = missing(base.Components.Schemas, doc.Components.Schemas)
+		out.Components.Parameters = missing(base.Components.Parameters, doc.Components.Parameters)
+		out.Components.Responses = missing(base.Components.Responses, doc.Components.Responses)
+	}
 	return out, nil
+}
+
+// withoutIDs copies item without operation ids, which must be unique in
+// a document: for a second path to the same operations.
+func withoutIDs(item *openapi3.PathItem) *openapi3.PathItem {
+	c := *item
+	for method, op := range item.Operations() {
+		o := *op
+		o.OperationID = ""
+		c.SetOperation(method, &o)
+	}
+	return &c
+}
+
+// missing returns the entries of have that base lacks: a document's
+// placeholders for the base's own definitions give way to them.
+func missing[M ~map[string]V, V any](base, have M) M {
+	out := M{}
+	for name, v := range have {
+		if _, ok := base[name]; !ok {
+			out[name] = v
+		}
+	}
+	return out
 }
 
 func pluginNames(m *plugin.Manager) []string {
