@@ -217,6 +217,9 @@ func (st *tableState) current(need uint64) *view {
 				v = st.copyView(st.applied)
 				st.mu.Unlock()
 				st.offerView(v)
+				// Readers that found mu taken by this one wait for a
+				// signal; on an idle table no write would ever send it.
+				st.published.broadcast()
 				if v.has&need == need { // else hot cooled just now
 					return v
 				}
