@@ -247,7 +247,10 @@ func TestUpdatePatchStatusDelete(t *testing.T) {
 		t.Fatalf("merge patch = %d %s", r.status, r.body)
 	}
 	// The status subresource changes status only.
-	r = e.do("PUT", base+"/ann/status", "application/json", `{"metadata":{"name":"ann"},"spec":{"name":"Ignored"},"status":{"friendCount":2}}`)
+	if r := e.do("PUT", base+"/ann/status", "application/json", `{"metadata":{"name":"ann"},"status":{"friendCount":2}}`); r.status != 409 {
+		t.Fatalf("status without a version = %d %s, want 409 (an update needs one)", r.status, r.body)
+	}
+	r = e.do("PUT", base+"/ann/status", "application/json", `{"metadata":{"name":"ann","version":3},"spec":{"name":"Ignored"},"status":{"friendCount":2}}`)
 	if r.status != 200 || !strings.Contains(string(r.body), `"friendCount":2`) || strings.Contains(string(r.body), "Ignored") {
 		t.Fatalf("status = %d %s", r.status, r.body)
 	}

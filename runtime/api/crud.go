@@ -189,8 +189,8 @@ func samePath(obj object.Object, name string) error {
 	return nil
 }
 
-// updateStatus replaces only the status of the stored object. A version
-// in the body is a precondition; without one the current version is used.
+// updateStatus replaces only the status of the stored object; the body's
+// version is the precondition.
 func (a *modelAPI) updateStatus(c *gin.Context) error {
 	if err := a.protected(c.Param("name")); err != nil {
 		return err
@@ -228,10 +228,13 @@ func (a *modelAPI) updateStatus(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	if v := obj.GetEnvelope().Metadata.Version; v != nil {
-		// The body's version is the precondition; the store checks it.
-		updated.GetEnvelope().Metadata.SetVersion(*v)
+	// The body's version is the precondition, as for any update (CONTRACT
+	// §2: a missing one is a conflict); the store checks it.
+	v := obj.GetEnvelope().Metadata.Version
+	if v == nil {
+		return &store.ConflictError{Kind: a.m.GVK().String(), Name: name, Reason: "metadata.version is required for an update"}
 	}
+	updated.GetEnvelope().Metadata.SetVersion(*v)
 	if err := a.admit(c, name, updated); err != nil {
 		return err
 	}

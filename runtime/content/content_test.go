@@ -269,7 +269,8 @@ func TestContentModule(t *testing.T) {
 		r = e.must(200, "ed", "GET", e.posts()+"/a1", "")
 		r = e.must(200, "ed", "PUT", e.posts()+"/a1", strings.Replace(r.raw, `"title":"Alice's"`, `"title":"Edited by ed"`, 1))
 		e.must(200, "ed", "PUT", e.posts()+"/a1/status",
-			fmt.Sprintf(`{"apiVersion":%q,"kind":"Post","metadata":{"name":"a1"},"spec":{"title":"x","slug":"x"},"status":{"phase":"PUBLISHED"}}`, e.apiVersion()))
+			fmt.Sprintf(`{"apiVersion":%q,"kind":"Post","metadata":{"name":"a1","version":%v},"spec":{"title":"x","slug":"x"},"status":{"phase":"PUBLISHED"}}`,
+				e.apiVersion(), r.body["metadata"].(map[string]any)["version"]))
 		e.must(201, "ed", "POST", e.posts(), e.post("e1", "For carol", "for-carol", `"owner":"carol"`))
 		if got := names(e.must(200, "carol", "GET", e.uc()+"?fieldSelector=name=e1", "")); len(got) != 1 {
 			t.Errorf("post an editor made for carol: %v", got)
