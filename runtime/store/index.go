@@ -25,7 +25,7 @@ import (
 const (
 	ixName    = 0 // memdb's id index; no tree
 	ixLabels  = 1 // a = model.LabelKey(key, value)
-	ixCreated = 2 // a = "": entries differ only by the tie order
+	ixCreated = 2 // a = "": entries differ only by the tie order (keySpan)
 	ixDeleted = 3 // a = deletion key; objects not being deleted have none
 )
 
@@ -185,6 +185,24 @@ type span struct{ lo, hi entry }
 
 // exact spans the entries whose key is k.
 func exact(k string) span { return span{entry{a: k, rec: before}, entry{a: k, rec: after}} }
+
+// keySpan spans the entries of index position ix whose key is k. The
+// creation tree keys every entry "" and orders it by creation time (the
+// tie order), so there the span runs from the first entry created at k to
+// the first created one nanosecond earlier.
+func keySpan(ix int, k model.Key) span {
+	t, ok := model.KeyTime(k)
+	if ix != ixCreated || !ok {
+		return exact(string(k))
+	}
+	return span{createdPivot(k), createdPivot(model.TimeKey(t.Add(-time.Nanosecond)))}
+}
+
+// createdPivot stands before every creation-tree entry created at k: it
+// ties with them on the creation time and has the smallest name.
+func createdPivot(k model.Key) entry {
+	return entry{rec: &Record{created: k}, tie: tieKey(k)}
+}
 
 // prefixSpan spans the entries whose key starts with p (p's last byte is
 // below 0xff, as for the label prefixes it serves).

@@ -143,7 +143,10 @@ func compile(m *model.Model, q Query) (*plan, error) {
 			}
 			ft.keys = append(ft.keys, k)
 		}
+		// Equal instants written differently give one key: a set must
+		// not count or visit them twice.
 		slices.Sort(ft.keys)
+		ft.keys = slices.Compact(ft.keys)
 		p.fields = append(p.fields, ft)
 	}
 	seen := map[int]bool{}
@@ -310,7 +313,7 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 		}
 		src := &source{ix: f.ix, dedupe: p.multi[f.ix] && len(f.keys) > 1}
 		for _, k := range f.keys {
-			src.spans = append(src.spans, exact(string(k)))
+			src.spans = append(src.spans, keySpan(f.ix, k))
 		}
 		consider(src)
 	}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -94,6 +95,15 @@ func TestListExamples(t *testing.T) {
 		{"fieldSelector=spec.tags%3Dgo", "c,a"},
 		{"fieldSelector=spec.tags!%3Dgo", "e"},
 		{"fieldSelector=spec.name%3DB&labelSelector=team", "b"},
+		{"fieldSelector=spec.age%3D(10,010)", "e,b"}, // one key twice
+		{"fieldSelector=metadata.creationTimestamp%3D2026-01-01T00:00:02Z", "b,c"},
+		{"fieldSelector=metadata.creationTimestamp!%3D2026-01-01T00:00:02Z", "d,e,a"},
+		{"fieldSelector=metadata.creationTimestamp%3D(2026-01-01T00:00:01Z,2026-01-01T00:00:03Z)", "d,e,a"},
+		{"fieldSelector=metadata.creationTimestamp%3D2026-01-01T01:00:02.000%2B01:00", "b,c"}, // the same instant
+		{"fieldSelector=metadata.creationTimestamp%3D(2026-01-01T00:00:02Z,2026-01-01T01:00:02%2B01:00)", "b,c"},
+		{"fieldSelector=metadata.creationTimestamp%3D2026-01-01T00:00:02.000000001Z", ""},
+		{"fieldSelector=metadata.creationTimestamp%3D2026-01-01T00:00:02Z&labelSelector=team", "b"},
+		{"fieldSelector=metadata.creationTimestamp%3D2026-01-01T00:00:03Z&size=1&page=2", "e"},
 		{"sort=spec.tags,asc", "d,b,c,a,e"}, // smallest tag; no tags first
 		{"size=2", "d,e"},
 		{"size=2&page=3", "a"},
@@ -224,6 +234,13 @@ func TestListAgreesWithOracle(t *testing.T) {
 			}
 			labelTerms := []string{"team=t1", "team!=t1", "team", "!team", "team=(t0,t2)", "rare=yes", "rare"}
 			fieldTerms := []string{"spec.age=3", "spec.age!=3", "spec.age=(1,2,30)", "spec.tags=g1", "spec.tags!=g2"}
+			// Creation times of some objects, in UTC and in another zone.
+			for _, i := range []int{0, len(rows) / 2, len(rows) - 1} {
+				at := time.Unix(0, rows[i].created)
+				utc, east := at.UTC().Format(time.RFC3339Nano), at.In(time.FixedZone("", 3600)).Format(time.RFC3339Nano)
+				fieldTerms = append(fieldTerms, "metadata.creationTimestamp="+utc, "metadata.creationTimestamp!="+east,
+					"metadata.creationTimestamp=("+utc+","+east+")", "metadata.creationTimestamp=("+east+",2026-01-01T00:00:00.5Z)")
+			}
 			sorts := []string{"", "spec.age,asc", "spec.age,desc", "name,desc", "metadata.creationTimestamp,asc", "spec.tags,desc", "spec.name,asc", "spec.name,desc"}
 			for iter := range 300 {
 				v := url.Values{}
@@ -267,6 +284,13 @@ func TestListAgreesWithOracle(t *testing.T) {
 							vals = r.tags
 						}
 						hit := slices.ContainsFunc(vals, func(s string) bool { return slices.Contains(req.Values, s) })
+						if req.Key == "metadata.creationTimestamp" {
+							vals = []string{"created"}
+							hit = slices.ContainsFunc(req.Values, func(s string) bool {
+								at, err := time.Parse(time.RFC3339Nano, s)
+								return err == nil && at.UnixNano() == r.created
+							})
+						}
 						if req.Op.String() == "Equals" || req.Op.String() == "In" {
 							if !hit {
 								return false
@@ -415,6 +439,105 @@ func TestListCorrelatedPagesAgreeWithFullList(t *testing.T) {
 				want := strings.Join(all[lo:min(lo+20, len(all))], ",")
 				if got := names(res); got != want || res.Total != full.Total {
 					t.Fatalf("%s: got %s (total %d)\nwant %s (total %d)", q, got, res.Total, want, full.Total)
+				}
+			}
+		}
+	}
+}
+
+// TestTimeFieldTermsAgree: on both timestamp indexes, "=", "!=" and
+// "=(a,b)" with a stored value, or the same instant in another zone,
+// select what testing every object's time selects. The creation index
+// keeps no value in its entries, so its "=" is answered differently.
+func TestTimeFieldTermsAgree(t *testing.T) {
+	m := storetest.PersonModel()
+	clock := &fixedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := storetest.Open(t, store.Options{Now: clock.now}, m)
+	for i := range 300 {
+		if i%3 == 0 {
+			clock.t = clock.t.Add(time.Millisecond)
+		}
+		p := storetest.NewPerson(fmt.Sprintf("p%03d", i), Spec{Name: "x"})
+		p.Metadata.Finalizers = []string{"example.com/hold"}
+		if _, err := s.Create(ctx, m, p); err != nil {
+			t.Fatal(err)
+		}
+		if i%4 == 0 {
+			if _, err := s.Delete(ctx, m, p.Metadata.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	all, err := s.List(ctx, m, mustQuery(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeOf := func(r *store.Record, field string) (time.Time, bool) {
+		var o struct {
+			Metadata struct{ CreationTimestamp, DeletionTimestamp *time.Time }
+		}
+		if err := json.Unmarshal(r.Data, &o); err != nil {
+			t.Fatal(err)
+		}
+		at := o.Metadata.CreationTimestamp
+		if field == "metadata.deletionTimestamp" {
+			at = o.Metadata.DeletionTimestamp
+		}
+		if at == nil {
+			return time.Time{}, false
+		}
+		return *at, true
+	}
+	for _, field := range []string{"metadata.creationTimestamp", "metadata.deletionTimestamp"} {
+		for _, name := range []string{"p000", "p001", "p148", "p296", "p299"} { // p000, p148, p296 deleted
+			rec, err := s.Get(ctx, m, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at, ok := timeOf(rec, field)
+			if !ok {
+				continue
+			}
+			utc := at.UTC().Format(time.RFC3339Nano)
+			east := at.In(time.FixedZone("", 5400)).Format(time.RFC3339Nano)
+			other := at.Add(time.Hour).UTC().Format(time.RFC3339Nano) // matches nothing
+			for _, term := range []struct {
+				sel  string
+				eq   bool
+				vals []string
+			}{
+				{field + "=" + utc, true, []string{utc}},
+				{field + "=" + east, true, []string{east}},
+				{field + "!=" + utc, false, []string{utc}},
+				{field + "!=" + east, false, []string{east}},
+				{field + "=(" + utc + "," + east + ")", true, []string{utc}},
+				{field + "=(" + east + "," + other + ")", true, []string{east, other}},
+				{field + "!=(" + utc + "," + other + ")", false, []string{utc, other}},
+			} {
+				var want []string
+				for _, r := range all.Items {
+					v, has := timeOf(r, field)
+					hit := slices.ContainsFunc(term.vals, func(s string) bool {
+						x, err := time.Parse(time.RFC3339Nano, s)
+						return err == nil && has && x.Equal(v)
+					})
+					if has && hit == term.eq {
+						want = append(want, r.Name)
+					}
+				}
+				for _, size := range []int{0, 2} {
+					q := "fieldSelector=" + url.QueryEscape(term.sel) + "&size=" + strconv.Itoa(size)
+					res, err := s.List(ctx, m, mustQuery(t, q))
+					if err != nil {
+						t.Fatal(err)
+					}
+					w := want
+					if size > 0 {
+						w = w[:min(size, len(w))]
+					}
+					if got := names(res); got != strings.Join(w, ",") || res.Total != int64(len(want)) {
+						t.Errorf("%s: got %d: %s\nwant %d: %s", term.sel, res.Total, got, len(want), strings.Join(w, ","))
+					}
 				}
 			}
 		}
