@@ -216,6 +216,9 @@ func TestListAgreesWithOracle(t *testing.T) {
 				if rng.IntN(50) == 0 {
 					r.labels["rare"] = "yes"
 				}
+				if v := rng.IntN(4); v < 2 {
+					r.labels["tier"] = []string{"", "gold"}[v] // the empty value is a value
+				}
 				for range rng.IntN(3) {
 					r.tags = append(r.tags, fmt.Sprint("g", rng.IntN(5)))
 				}
@@ -232,7 +235,7 @@ func TestListAgreesWithOracle(t *testing.T) {
 				rows = append(rows, r)
 				_ = i
 			}
-			labelTerms := []string{"team=t1", "team!=t1", "team", "!team", "team=(t0,t2)", "rare=yes", "rare"}
+			labelTerms := []string{"team=t1", "team!=t1", "team", "!team", "team=(t0,t2)", "rare=yes", "rare", "tier=", "tier!=", "tier=(gold)", "!tier"}
 			fieldTerms := []string{"spec.age=3", "spec.age!=3", "spec.age=(1,2,30)", "spec.tags=g1", "spec.tags!=g2"}
 			// Creation times of some objects, in UTC and in another zone.
 			for _, i := range []int{0, len(rows) / 2, len(rows) - 1} {
@@ -441,6 +444,53 @@ func TestListCorrelatedPagesAgreeWithFullList(t *testing.T) {
 					t.Fatalf("%s: got %s (total %d)\nwant %s (total %d)", q, got, res.Total, want, full.Total)
 				}
 			}
+		}
+	}
+}
+
+// TestEmptyLabelValue: "k=" selects the objects whose label k is "", and
+// "k!=" those without k or with another value (Kubernetes' semantics).
+func TestEmptyLabelValue(t *testing.T) {
+	m := storetest.PersonModel()
+	clock := &fixedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := storetest.Open(t, store.Options{Now: clock.now}, m)
+	for _, p := range []struct {
+		name   string
+		labels map[string]string
+	}{
+		{"a", map[string]string{"color": ""}},
+		{"b", map[string]string{"color": "red"}},
+		{"c", nil},
+		{"d", map[string]string{"color": "", "team": "x"}},
+		{"e", map[string]string{"colorful": ""}},
+	} {
+		clock.t = clock.t.Add(time.Second)
+		obj := storetest.NewPerson(p.name, Spec{Name: "x"})
+		obj.Metadata.Labels = p.labels
+		if _, err := s.Create(ctx, m, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		q, want string
+		total   int64
+	}{
+		{"labelSelector=color%3D", "d,a", 2},
+		{"labelSelector=color!%3D", "e,c,b", 3},
+		{"labelSelector=color", "d,b,a", 3},
+		{"labelSelector=color%3D&labelSelector=team", "d", 1},
+		{"labelSelector=color%3D&labelSelector=!team", "a", 1},
+		{"labelSelector=color!%3D&labelSelector=colorful%3D", "e", 1},
+		{"labelSelector=color%3D&size=1&page=2", "a", 2},
+		{"labelSelector=color!%3D&size=2&page=1&sort=name", "b,c", 3},
+		{"labelSelector=color%3D&fieldSelector=name!%3Dd", "a", 1},
+	} {
+		res, err := s.List(ctx, m, mustQuery(t, tc.q))
+		if err != nil {
+			t.Fatalf("List(%s): %v", tc.q, err)
+		}
+		if got := names(res); got != tc.want || res.Total != tc.total {
+			t.Errorf("List(%s) = %d: %s, want %d: %s", tc.q, res.Total, got, tc.total, tc.want)
 		}
 	}
 }

@@ -13,9 +13,9 @@
 // the parameter were absent.
 //
 // Label terms (key: object.ValidateLabelKey, value: object.ValidateLabelValue,
-// and non-empty):
+// which allows the empty value; set elements are non-empty):
 //
-//	k=v         Equals        k is present with value v
+//	k=v         Equals        k is present with value v ("k=": with value "")
 //	k!=v        NotEquals     k is absent, or present with another value
 //	k=(v1,v2)   In            k is present with one of the values
 //	k!=(v1,v2)  NotIn         k is absent, or present with none of the values

@@ -71,9 +71,11 @@ func parseAll(terms []string, parse func(string) (Requirement, error)) (Selector
 
 // ParseLabelTerm parses one label selector term (see the package comment for
 // the grammar). Keys must pass object.ValidateLabelKey and values
-// object.ValidateLabelValue; empty values are refused. Errors are *Error with
-// Param "labelSelector". Unlike ParseLabels, an empty term is an error here,
-// because it yields no Requirement.
+// object.ValidateLabelValue, which allows the empty value: "k=" selects
+// objects whose label k is "", as in Kubernetes. Set elements must be
+// non-empty. Errors are *Error with Param "labelSelector". Unlike
+// ParseLabels, an empty term is an error here, because it yields no
+// Requirement.
 func ParseLabelTerm(term string) (Requirement, error) {
 	fail := func(reason string) (Requirement, error) {
 		return Requirement{}, &Error{Param: LabelParam, Term: term, Reason: reason}
@@ -101,9 +103,6 @@ func ParseLabelTerm(term string) (Requirement, error) {
 		return fail(`found no key before "` + opText + `"; expected "<key>` + opText + `<value>"`)
 	case t.key[0] == '!':
 		return fail(`found "!" before a key that has a value; "!<key>" takes no value, ` + labelForms)
-	case t.value == "":
-		return fail(`found no value after "` + opText + `"; expected "<key>` + opText + `<value>" ` +
-			`(use "<key>" or "!<key>" to test whether the label exists)`)
 	}
 	if err := object.ValidateLabelKey(t.key); err != nil {
 		return fail("invalid key " + strconv.Quote(t.key) + ": " + err.Error())

@@ -53,6 +53,9 @@ var labelGood = []goodCase{
 	{name: "value separators", term: "k=v_1.2-x", want: req("k", Equals, "v_1.2-x"), str: "k=v_1.2-x"},
 	{name: "key name 63", term: strings.Repeat("k", 63) + "=v",
 		want: req(strings.Repeat("k", 63), Equals, "v"), str: strings.Repeat("k", 63) + "=v"},
+	{name: "empty value", term: "name=", want: req("name", Equals, ""), str: "name="},
+	{name: "empty not-equals value", term: "name!=", want: req("name", NotEquals, ""), str: "name!="},
+	{name: "empty value after spaces", term: " k= ", want: req("k", Equals, ""), str: "k="},
 	{name: "value 63", term: "k=" + strings.Repeat("v", 63),
 		want: req("k", Equals, strings.Repeat("v", 63)), str: "k=" + strings.Repeat("v", 63)},
 	// White space.
@@ -61,9 +64,9 @@ var labelGood = []goodCase{
 }
 
 var labelBad = []badCase{
-	{name: "empty value", term: "name=", reason: `found no value after "="`},
-	{name: "empty not-equals value", term: "name!=", reason: `found no value after "!="`},
 	{name: "no key", term: "=value", reason: `found no key before "="`},
+	{name: "no key nor value", term: "=", reason: `found no key before "="`},
+	{name: "bang with empty value", term: "!a=", reason: `"!<key>" takes no value`},
 	{name: "no key before not equals", term: "!=value", reason: `found no key before "!="`},
 	{name: "bang alone", term: "!", reason: `found "!" with no key`},
 	{name: "double equals", term: "a==b", reason: `invalid value "=b"`},
@@ -233,8 +236,10 @@ func TestParseLabelsAndFields(t *testing.T) {
 		{name: "labels order kept", parse: ParseLabels,
 			terms: []string{"svc.run/role-template=true", "", "!svc.run/hidden"},
 			want:  Selector{req("svc.run/role-template", Equals, "true"), req("svc.run/hidden", DoesNotExist)}},
-		{name: "labels first error", parse: ParseLabels, terms: []string{"a=b", "c=", "=d"},
-			wantErr: `invalid labelSelector "c="`},
+		{name: "labels first error", parse: ParseLabels, terms: []string{"a=b", "c=-", "=d"},
+			wantErr: `invalid labelSelector "c=-"`},
+		{name: "labels empty values", parse: ParseLabels, terms: []string{"a=", "b!="},
+			want: Selector{req("a", Equals, ""), req("b", NotEquals, "")}},
 		{name: "fields nil", parse: ParseFields, terms: nil, want: nil},
 		{name: "fields empty value ignored", parse: ParseFields, terms: []string{""}, want: nil},
 		{name: "fields alias and sets", parse: ParseFields, terms: []string{"name=(b,a)", "spec.age!=3"},
@@ -356,6 +361,12 @@ func TestSelectorMatches(t *testing.T) {
 		{name: "not equals other value", terms: []string{"app!=db"}, labels: labels, want: true},
 		{name: "not equals absent key", terms: []string{"missing!=x"}, labels: labels, want: true},
 		{name: "exists with empty value", terms: []string{"tier"}, labels: labels, want: true},
+		{name: "equals empty value", terms: []string{"tier="}, labels: labels, want: true},
+		{name: "equals empty value, other value", terms: []string{"app="}, labels: labels, want: false},
+		{name: "equals empty value, absent key", terms: []string{"missing="}, labels: labels, want: false},
+		{name: "not equals empty value", terms: []string{"tier!="}, labels: labels, want: false},
+		{name: "not equals empty value, other value", terms: []string{"app!="}, labels: labels, want: true},
+		{name: "not equals empty value, absent key", terms: []string{"missing!="}, labels: labels, want: true},
 		{name: "exists absent", terms: []string{"missing"}, labels: labels, want: false},
 		{name: "does not exist", terms: []string{"!svc.run/hidden"}, labels: labels, want: true},
 		{name: "does not exist present", terms: []string{"!app"}, labels: labels, want: false},
@@ -383,12 +394,13 @@ func TestSelectorMatches(t *testing.T) {
 }
 
 // checkParsed checks the invariants every parsed Requirement holds, and that
-// it round-trips through String.
-func checkParsed(t *testing.T, parse func(string) (Requirement, error), term string, r Requirement) {
+// it round-trips through String. emptyValue: Equals and NotEquals may
+// carry the empty value (labels).
+func checkParsed(t *testing.T, parse func(string) (Requirement, error), term string, r Requirement, emptyValue bool) {
 	t.Helper()
 	switch r.Op {
 	case Equals, NotEquals:
-		if len(r.Values) != 1 || r.Values[0] == "" {
+		if len(r.Values) != 1 || r.Values[0] == "" && !emptyValue {
 			t.Fatalf("parse(%q) = %+v: want one non-empty value", term, r)
 		}
 	case In, NotIn:
@@ -453,7 +465,7 @@ func FuzzParseLabelTerm(f *testing.F) {
 			checkErr(t, term, LabelParam, r, err)
 			return
 		}
-		checkParsed(t, ParseLabelTerm, term, r)
+		checkParsed(t, ParseLabelTerm, term, r, true)
 		if err := object.ValidateLabelKey(r.Key); err != nil {
 			t.Fatalf("ParseLabelTerm(%q) accepted key %q: %v", term, r.Key, err)
 		}
@@ -477,7 +489,7 @@ func FuzzParseFieldTerm(f *testing.F) {
 			checkErr(t, term, FieldParam, r, err)
 			return
 		}
-		checkParsed(t, ParseFieldTerm, term, r)
+		checkParsed(t, ParseFieldTerm, term, r, false)
 		if r.Op == Exists || r.Op == DoesNotExist {
 			t.Fatalf("ParseFieldTerm(%q) = %+v: fields have no exists forms", term, r)
 		}
