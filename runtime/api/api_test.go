@@ -15,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/gin-gonic/gin"
+	example "github.com/svcrun/svc/example-plugin"
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store"
@@ -38,8 +39,17 @@ func newEnvWith(t *testing.T, opts api.Options) *env { return newEnvListening(t,
 
 // newEnvListening is newEnvWith serving on wrap(listener) when wrap is set.
 func newEnvListening(t *testing.T, opts api.Options, wrap func(net.Listener) net.Listener) *env {
+	return newEnvOf(t, storetest.PersonModel(), opts, wrap)
+}
+
+// newGeneratedEnv serves the example plugin's generated Person model, which
+// has a schema validator (ValidateJSON), at the same base path.
+func newGeneratedEnv(t *testing.T) *env {
+	return newEnvOf(t, example.PersonModel(), api.Options{}, nil)
+}
+
+func newEnvOf(t *testing.T, m *model.Model, opts api.Options, wrap func(net.Listener) net.Listener) *env {
 	t.Helper()
-	m := storetest.PersonModel()
 	st := storetest.New(t, m)
 	reg := model.NewRegistry()
 	if err := reg.Register(m); err != nil {
@@ -191,6 +201,10 @@ func TestBadInputIsA4xxAndChangesNothing(t *testing.T) {
 		{"bad name", "POST", base, "application/json", `{"metadata":{"name":"Not_Valid"},"spec":{"name":"x"}}`, 400, []string{"metadata.name"}},
 		{"bad label", "POST", base, "application/json", `{"metadata":{"name":"x","labels":{"a b":"c"}},"spec":{"name":"x"}}`, 400, []string{"metadata.labels[a b]"}},
 		{"kind mismatch", "POST", base, "application/json", `{"apiVersion":"v1","kind":"Dog","metadata":{"name":"x"},"spec":{"name":"x"}}`, 400, []string{"apiVersion", "kind"}},
+		{"empty apiVersion and kind", "POST", base, "application/json", `{"apiVersion":"","kind":"","metadata":{"name":"x"},"spec":{"name":"x"}}`, 400, []string{"apiVersion", "kind"}},
+		{"empty kind and violations", "POST", base, "application/json", `{"kind":"","metadata":{"name":"Bad_Name"},"spec":{"name":"x","age":200}}`, 400, []string{"kind", "metadata.name", "spec.age"}},
+		{"update with an empty apiVersion", "PUT", base + "/ann", "application/json", `{"apiVersion":"","metadata":{"name":"ann","version":0},"spec":{"name":"x"}}`, 400, []string{"apiVersion"}},
+		{"patch emptying kind", "PATCH", base + "/ann", "application/merge-patch+json", `{"kind":""}`, 400, []string{"kind"}},
 		{"duplicate name", "POST", base, "application/json", `{"metadata":{"name":"ann"},"spec":{"name":"x"}}`, 409, nil},
 		{"unique clash", "POST", base, "application/json", `{"metadata":{"name":"bob"},"spec":{"name":"x","email":"ann@example.com"}}`, 409, nil},
 		{"body too large", "POST", base, "application/json", huge, 413, nil},
@@ -224,6 +238,35 @@ func TestBadInputIsA4xxAndChangesNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			expectProblem(t, e.do(tc.method, tc.path, tc.ctype, tc.body), tc.status, tc.fields...)
+		})
+	}
+	if after := e.do("GET", base, "", "").body; !bytes.Equal(before, after) {
+		t.Errorf("bad requests changed the stored state:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestGeneratedModelBadInput: a model with a schema validator answers bad
+// input as the hand-written one does (TestBadInputIsA4xxAndChangesNothing).
+func TestGeneratedModelBadInput(t *testing.T) {
+	e := newGeneratedEnv(t)
+	e.create(`{"apiVersion":"people.example.com/v1alpha1","kind":"Person","metadata":{"name":"ann"},"spec":{"name":"Ann","age":30}}`)
+	before := e.do("GET", base, "", "").body
+	const id = `"apiVersion":"people.example.com/v1alpha1","kind":"Person",`
+	tests := []struct {
+		name, method, path, ctype, body string
+		fields                          []string
+	}{
+		{"kind mismatch", "POST", base, "application/json", `{"apiVersion":"v1","kind":"Dog","metadata":{"name":"x"},"spec":{"name":"x"}}`, []string{"apiVersion", "kind"}},
+		{"empty apiVersion and kind", "POST", base, "application/json", `{"apiVersion":"","kind":"","metadata":{"name":"x"},"spec":{"name":"x"}}`, []string{"apiVersion", "kind"}},
+		{"missing apiVersion and kind", "POST", base, "application/json", `{"metadata":{"name":"x"},"spec":{"name":"x"}}`, []string{"apiVersion", "kind"}},
+		{"update with an empty kind", "PUT", base + "/ann", "application/json", `{"apiVersion":"people.example.com/v1alpha1","kind":"","metadata":{"name":"ann","version":0},"spec":{"name":"x"}}`, []string{"kind"}},
+		{"patch emptying apiVersion", "PATCH", base + "/ann", "application/merge-patch+json", `{"apiVersion":""}`, []string{"apiVersion"}},
+		{"json patch emptying kind", "PATCH", base + "/ann", "application/json-patch+json", `[{"op":"replace","path":"/kind","value":""}]`, []string{"kind"}},
+		{"constraint violation", "POST", base, "application/json", `{` + id + `"metadata":{"name":"x"},"spec":{"name":"x","age":151}}`, []string{"spec.age"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			expectProblem(t, e.do(tc.method, tc.path, tc.ctype, tc.body), 400, tc.fields...)
 		})
 	}
 	if after := e.do("GET", base, "", "").body; !bytes.Equal(before, after) {

@@ -75,7 +75,7 @@ func decodeStrict(m *model.Model, data []byte) (object.Object, error) {
 		}
 	}
 	if err == nil {
-		return obj, nil
+		return obj, checkIdentity(m, obj, data)
 	}
 	var (
 		syn *json.SyntaxError
@@ -113,6 +113,29 @@ func decodeStrict(m *model.Model, data []byte) (object.Object, error) {
 		return nil, problem.Invalid("malformed JSON: unexpected end of input")
 	}
 	return nil, problem.Invalid(fmt.Sprintf("cannot decode the object: %v", err))
+}
+
+// checkIdentity refuses an apiVersion or kind given as "", which decodes
+// like an absent one but names no model (CONTRACT §2), with every other
+// violation of the object. The store fills in absent ones and checks the
+// others.
+func checkIdentity(m *model.Model, obj object.Object, data []byte) error {
+	if env := obj.GetEnvelope(); env.APIVersion != "" && env.Kind != "" {
+		return nil
+	}
+	var id struct {
+		APIVersion *string `json:"apiVersion"`
+		Kind       *string `json:"kind"`
+	}
+	if err := json.Unmarshal(data, &id); err != nil {
+		return fmt.Errorf("api: decode apiVersion and kind again: %w", err)
+	}
+	errs := codec.IdentityErrors(m, id.APIVersion, id.Kind)
+	if len(errs) == 0 {
+		return nil
+	}
+	errs.Merge(store.Validate(m, obj))
+	return problem.Invalid("the object is invalid; see errors", errs...)
 }
 
 func jsonKind(t reflect.Type) string {

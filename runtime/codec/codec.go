@@ -29,9 +29,25 @@ func (e *Error) Error() string {
 	return e.Detail + ": " + (&object.InvalidError{Errors: e.Fields}).Error()
 }
 
-// Decode checks data with m.ValidateJSON (when the model has one) and
-// decodes it into a new object of m. Field rules beyond the schema
-// (metadata syntax, model.Validate) are the store's to check.
+// IdentityErrors reports the apiVersion and kind a body gives (nil: none)
+// that are not m's. The body must name the URL's model (CONTRACT §2), and
+// "" names none. An absent one is the schema's to require, or the store's
+// to fill in for models without a schema.
+func IdentityErrors(m *model.Model, apiVersion, kind *string) object.FieldErrors {
+	var errs object.FieldErrors
+	if apiVersion != nil && *apiVersion != m.APIVersion() {
+		errs.Add("apiVersion", "must be %q for %s, not %q", m.APIVersion(), m.Plural, *apiVersion)
+	}
+	if kind != nil && *kind != m.Kind {
+		errs.Add("kind", "must be %q for %s, not %q", m.Kind, m.Plural, *kind)
+	}
+	return errs
+}
+
+// Decode checks data's apiVersion and kind (IdentityErrors) and its schema
+// with m.ValidateJSON (when the model has one), and decodes it into a new
+// object of m. Field rules beyond the schema (metadata syntax,
+// model.Validate) are the store's to check.
 func Decode(m *model.Model, data []byte) (object.Object, error) {
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -51,12 +67,21 @@ func Decode(m *model.Model, data []byte) (object.Object, error) {
 	case err != nil:
 		return nil, &Error{Detail: fmt.Sprintf("cannot decode the object: %v", err)}
 	}
-	if m.ValidateJSON != nil {
-		var errs object.FieldErrors
-		m.ValidateJSON(doc, &errs)
-		if len(errs) > 0 {
-			return nil, &Error{Detail: "the object is invalid; see errors", Fields: errs}
+	var errs object.FieldErrors
+	if root, ok := doc.(map[string]any); ok {
+		str := func(k string) *string {
+			if s, ok := root[k].(string); ok {
+				return &s
+			}
+			return nil
 		}
+		errs = IdentityErrors(m, str("apiVersion"), str("kind"))
+	}
+	if m.ValidateJSON != nil {
+		m.ValidateJSON(doc, &errs)
+	}
+	if len(errs) > 0 {
+		return nil, &Error{Detail: "the object is invalid; see errors", Fields: errs}
 	}
 	obj := m.NewObject()
 	if err := json.Unmarshal(data, obj); err != nil {
