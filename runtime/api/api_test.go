@@ -194,6 +194,7 @@ func TestBadInputIsA4xxAndChangesNothing(t *testing.T) {
 		{"trailing data", "POST", base, "application/json", `{"metadata":{"name":"x"},"spec":{"name":"x"}} {}`, 400, nil},
 		{"empty body", "POST", base, "application/json", ``, 400, nil},
 		{"wrong type", "POST", base, "application/json", `{"metadata":{"name":"x"},"spec":{"name":"x","age":"old"}}`, 400, []string{"spec.age"}},
+		{"whole floats", "POST", base, "application/json", `{"metadata":{"name":"x","version":1.0},"spec":{"name":"x","age":1e2},"status":{"friendCount":2.0}}`, 400, []string{"metadata.version", "spec.age", "status.friendCount"}},
 		{"wrong type and unknown field", "POST", base, "application/json", `{"metadata":{"name":"x"},"spec":{"name":"x","age":"old","agee":1}}`, 400, []string{"spec.age", "spec.agee"}},
 		{"unknown fields", "POST", base, "application/json", `{"metadata":{"name":"x","nmae":1},"spec":{"name":"x","agee":3}}`, 400, []string{"metadata.nmae", "spec.agee"}},
 		{"unknown fields and violations", "POST", base, "application/json", `{"metadata":{"name":"Bad_Name"},"spec":{"age":200,"agee":1}}`, 400, []string{"spec.agee", "metadata.name", "spec.name", "spec.age"}},
@@ -263,10 +264,18 @@ func TestGeneratedModelBadInput(t *testing.T) {
 		{"patch emptying apiVersion", "PATCH", base + "/ann", "application/merge-patch+json", `{"apiVersion":""}`, []string{"apiVersion"}},
 		{"json patch emptying kind", "PATCH", base + "/ann", "application/json-patch+json", `[{"op":"replace","path":"/kind","value":""}]`, []string{"kind"}},
 		{"constraint violation", "POST", base, "application/json", `{` + id + `"metadata":{"name":"x"},"spec":{"name":"x","age":151}}`, []string{"spec.age"}},
+		{"integer with an exponent", "POST", base, "application/json", `{` + id + `"metadata":{"name":"x"},"spec":{"name":"x","age":1e2}}`, []string{"spec.age"}},
+		{"whole floats", "POST", base, "application/json", `{` + id + `"metadata":{"name":"x","version":1.0},"spec":{"name":"x","age":1.0},"status":{"friendCount":2.0}}`, []string{"metadata.version", "spec.age", "status.friendCount"}},
+		{"update with a whole float", "PUT", base + "/ann", "application/json", `{` + id + `"metadata":{"name":"ann","version":0.0},"spec":{"name":"x"}}`, []string{"metadata.version"}},
+		{"patch to a whole float", "PATCH", base + "/ann", "application/merge-patch+json", `{"spec":{"age":3e1}}`, []string{"spec.age"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			expectProblem(t, e.do(tc.method, tc.path, tc.ctype, tc.body), 400, tc.fields...)
+			r := e.do(tc.method, tc.path, tc.ctype, tc.body)
+			expectProblem(t, r, 400, tc.fields...)
+			if b := string(r.body); strings.Contains(b, "Go ") || strings.Contains(b, "of type") {
+				t.Errorf("the problem names Go types: %s", b)
+			}
 		})
 	}
 	if after := e.do("GET", base, "", "").body; !bytes.Equal(before, after) {

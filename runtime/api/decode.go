@@ -85,15 +85,15 @@ func decodeStrict(m *model.Model, data []byte) (object.Object, error) {
 	case errors.As(err, &syn):
 		return nil, problem.Invalid(fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, syn))
 	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			field = "(root)"
-		}
-		errs := []object.FieldError{{Field: field, Message: fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type), typ.Value)}}
+		// Every value of the wrong type, and every unknown field.
 		var doc any
-		if json.Unmarshal(data, &doc) == nil {
-			errs = append(errs, unknownFields(doc, reflect.TypeOf(obj), "")...)
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber() // numbers keep their text (1.0 is not 1)
+		if dec.Decode(&doc) != nil {
+			doc = nil
 		}
+		errs := codec.TypeErrors(doc, reflect.TypeOf(obj), err)
+		errs = append(errs, unknownFields(doc, reflect.TypeOf(obj), "")...)
 		return nil, problem.Invalid("the object is invalid; see errors", errs...)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		var doc any
@@ -136,28 +136,6 @@ func checkIdentity(m *model.Model, obj object.Object, data []byte) error {
 	}
 	errs.Merge(store.Validate(m, obj))
 	return problem.Invalid("the object is invalid; see errors", errs...)
-}
-
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return t.String()
 }
 
 // unknownFields walks a decoded JSON document alongside the Go type it was

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
@@ -85,8 +86,11 @@ func Decode(m *model.Model, data []byte) (object.Object, error) {
 	}
 	obj := m.NewObject()
 	if err := json.Unmarshal(data, obj); err != nil {
-		// The schema accepted what the Go type cannot hold (an integer
-		// beyond int64, say): still the input at fault.
+		// The schema accepted what the Go type cannot hold (1.0 for an
+		// int64, say): still the input at fault.
+		if errs := TypeErrors(doc, reflect.TypeOf(obj), err); len(errs) > 0 {
+			return nil, &Error{Detail: "the object is invalid; see errors", Fields: errs}
+		}
 		return nil, &Error{Detail: fmt.Sprintf("cannot decode the object: %v", err)}
 	}
 	return obj, nil
