@@ -198,6 +198,9 @@ func TestBadInputIsA4xxAndChangesNothing(t *testing.T) {
 		{"wrong type and unknown field", "POST", base, "application/json", `{"metadata":{"name":"x"},"spec":{"name":"x","age":"old","agee":1}}`, 400, []string{"spec.age", "spec.agee"}},
 		{"unknown fields", "POST", base, "application/json", `{"metadata":{"name":"x","nmae":1},"spec":{"name":"x","agee":3}}`, 400, []string{"metadata.nmae", "spec.agee"}},
 		{"unknown fields and violations", "POST", base, "application/json", `{"metadata":{"name":"Bad_Name"},"spec":{"age":200,"agee":1}}`, 400, []string{"spec.agee", "metadata.name", "spec.name", "spec.age"}},
+		{"wrong types and violations", "POST", base, "application/json", `{"apiVersion":"","metadata":{"name":"Bad_Name","labels":{"a b":"c"}},"spec":{"name":"x","age":"old","gender":"X"},"status":{"friendCount":1.0}}`, 400,
+			[]string{"apiVersion", "metadata.name", "metadata.labels[a b]", "spec.age", "spec.gender", "status.friendCount"}},
+		{"unknown field before a wrong type", "POST", base, "application/json", `{"metadata":{"name":"x"},"spec":{"name":"x","agee":1,"age":"old"}}`, 400, []string{"spec.agee", "spec.age"}},
 		{"constraint violations", "POST", base, "application/json", `{"metadata":{"name":"x"},"spec":{"name":"","age":151,"gender":"X"}}`, 400, []string{"spec.name", "spec.age", "spec.gender"}},
 		{"bad name", "POST", base, "application/json", `{"metadata":{"name":"Not_Valid"},"spec":{"name":"x"}}`, 400, []string{"metadata.name"}},
 		{"bad label", "POST", base, "application/json", `{"metadata":{"name":"x","labels":{"a b":"c"}},"spec":{"name":"x"}}`, 400, []string{"metadata.labels[a b]"}},
@@ -221,6 +224,9 @@ func TestBadInputIsA4xxAndChangesNothing(t *testing.T) {
 		{"update without version", "PUT", base + "/ann", "application/json", `{"metadata":{"name":"ann"},"spec":{"name":"Changed"}}`, 409, nil},
 		{"update stale version", "PUT", base + "/ann", "application/json", `{"metadata":{"name":"ann","version":5},"spec":{"name":"Changed"}}`, 409, nil},
 		{"update name mismatch", "PUT", base + "/ann", "application/json", `{"metadata":{"name":"bob","version":0},"spec":{"name":"Changed"}}`, 400, []string{"metadata.name"}},
+		{"update name mismatch and violations", "PUT", base + "/ann", "application/json", `{"metadata":{"name":"bob","version":0,"labels":{"a b":"c"}},"spec":{"name":"x","age":200}}`, 400, []string{"metadata.name", "metadata.labels[a b]", "spec.age"}},
+		{"update name mismatch and wrong type", "PUT", base + "/ann", "application/json", `{"metadata":{"name":"bob","version":0},"spec":{"name":"x","age":"old"}}`, 400, []string{"metadata.name", "spec.age"}},
+		{"status name mismatch and wrong type", "PUT", base + "/ann/status", "application/json", `{"metadata":{"name":"bob","version":0},"status":{"friendCount":"two"}}`, 400, []string{"metadata.name", "status.friendCount"}},
 		{"update missing", "PUT", base + "/nobody", "application/json", `{"metadata":{"name":"nobody","version":0},"spec":{"name":"x"}}`, 404, nil},
 		{"patch media type", "PATCH", base + "/ann", "application/json", `{"spec":{"name":"x"}}`, 415, nil},
 		{"patch no media type", "PATCH", base + "/ann", "", `{"spec":{"name":"x"}}`, 415, nil},
@@ -268,6 +274,17 @@ func TestGeneratedModelBadInput(t *testing.T) {
 		{"whole floats", "POST", base, "application/json", `{` + id + `"metadata":{"name":"x","version":1.0},"spec":{"name":"x","age":1.0},"status":{"friendCount":2.0}}`, []string{"metadata.version", "spec.age", "status.friendCount"}},
 		{"update with a whole float", "PUT", base + "/ann", "application/json", `{` + id + `"metadata":{"name":"ann","version":0.0},"spec":{"name":"x"}}`, []string{"metadata.version"}},
 		{"patch to a whole float", "PATCH", base + "/ann", "application/merge-patch+json", `{"spec":{"age":3e1}}`, []string{"spec.age"}},
+		// Every violation at once: the schema's, and the metadata rules.
+		{"schema and name", "POST", base, "application/json", `{` + id + `"metadata":{"name":"Bad_Name"},"spec":{"name":"B","age":200,"agee":1}}`, []string{"metadata.name", "spec.age", "spec.agee"}},
+		{"apiVersion, name and schema", "POST", base, "application/json", `{"apiVersion":"x/v1","kind":"Person","metadata":{"name":"Bad_Name"},"spec":{"name":"B","age":200}}`, []string{"apiVersion", "metadata.name", "spec.age"}},
+		{"schema and metadata", "POST", base, "application/json", `{"metadata":{"generateName":"-x","labels":{"a b":"c","ok":"-bad"},"finalizers":["a/b/c"]},"spec":{"age":1.5}}`,
+			[]string{"apiVersion", "kind", "metadata.generateName", "metadata.labels[a b]", "metadata.labels[ok]", "metadata.finalizers[0]", "spec.name", "spec.age"}},
+		{"whole float and name", "POST", base, "application/json", `{` + id + `"metadata":{"name":"-x"},"spec":{"name":"x","age":1.0}}`, []string{"metadata.name", "spec.age"}},
+		{"update: schema and path", "PUT", base + "/ann", "application/json", `{` + id + `"metadata":{"name":"bob","version":0},"spec":{"name":"x","age":200}}`, []string{"metadata.name", "spec.age"}},
+		{"update: unknown field and path", "PUT", base + "/ann", "application/json", `{` + id + `"metadata":{"name":"bob","version":0},"spec":{"name":"x","agee":1}}`, []string{"metadata.name", "spec.agee"}},
+		{"update: label and path", "PUT", base + "/ann", "application/json", `{` + id + `"metadata":{"name":"bob","version":0,"labels":{"a b":"c"}},"spec":{"name":"x"}}`, []string{"metadata.name", "metadata.labels[a b]"}},
+		{"status: schema and path", "PUT", base + "/ann/status", "application/json", `{` + id + `"metadata":{"name":"bob","version":0},"spec":{"name":"x"},"status":{"friendCount":"two"}}`, []string{"metadata.name", "status.friendCount"}},
+		{"patch: schema and label", "PATCH", base + "/ann", "application/merge-patch+json", `{"metadata":{"labels":{"a b":"c"}},"spec":{"age":500}}`, []string{"metadata.labels[a b]", "spec.age"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

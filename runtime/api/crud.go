@@ -3,12 +3,14 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"mime"
 	"net/http"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/codec"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/query"
@@ -117,11 +119,8 @@ func (a *modelAPI) update(c *gin.Context) error {
 	if err := a.protected(c.Param("name")); err != nil {
 		return err
 	}
-	obj, _, err := decodeBody(c, a.m)
+	obj, _, err := a.decodeFor(c, c.Param("name"), true)
 	if err != nil {
-		return err
-	}
-	if err := samePath(obj, c.Param("name")); err != nil {
 		return err
 	}
 	if err := a.admit(c, c.Param("name"), obj); err != nil {
@@ -182,11 +181,79 @@ func (a *modelAPI) admit(c *gin.Context, name string, obj object.Object) error {
 }
 
 func samePath(obj object.Object, name string) error {
-	if got := obj.GetEnvelope().Metadata.Name; got != name {
-		return problem.Invalid("metadata.name must match the name in the path",
-			object.FieldError{Field: "metadata.name", Message: "must be " + strconv.Quote(name) + ", not " + strconv.Quote(got)})
+	if errs := pathMismatch(obj.GetEnvelope().Metadata.Name, name); len(errs) > 0 {
+		return problem.Invalid("metadata.name must match the name in the path", errs...)
 	}
 	return nil
+}
+
+// pathMismatch reports a body's metadata.name (got) that is not the name
+// in the path.
+func pathMismatch(got, name string) object.FieldErrors {
+	if got == name {
+		return nil
+	}
+	return object.FieldErrors{{Field: "metadata.name", Message: "must be " + strconv.Quote(name) + ", not " + strconv.Quote(got)}}
+}
+
+// decodeFor reads and decodes the body of a write to the object named
+// name: its metadata.name must be name. A mismatch is reported with every
+// other violation of the body (CONTRACT §5), whether the body decodes or
+// not; stored is whether the body is what gets stored (not so for the
+// status subresource), so that the store's checks apply to it.
+func (a *modelAPI) decodeFor(c *gin.Context, name string, stored bool) (object.Object, []byte, error) {
+	obj, raw, err := decodeBody(c, a.m)
+	if err != nil {
+		if got, ok := bodyName(raw); ok {
+			addViolations(err, pathMismatch(got, name))
+		}
+		return nil, nil, err
+	}
+	if mismatch := pathMismatch(obj.GetEnvelope().Metadata.Name, name); len(mismatch) > 0 {
+		var errs object.FieldErrors
+		if stored {
+			errs = store.Validate(a.m, obj) // what the store would say next
+		}
+		if len(errs) == 0 {
+			return nil, nil, problem.Invalid("metadata.name must match the name in the path", mismatch...)
+		}
+		return nil, nil, problem.Invalid("the object is invalid; see errors", append(errs, mismatch...)...)
+	}
+	return obj, raw, nil
+}
+
+// bodyName returns the metadata.name a body gives ("" for none); false
+// when the body is not an object with an object metadata, or the name is
+// not a string: the decode has reported that.
+func bodyName(raw []byte) (string, bool) {
+	var b struct {
+		Metadata struct {
+			Name json.RawMessage `json:"name"`
+		} `json:"metadata"`
+	}
+	if raw == nil || json.Unmarshal(raw, &b) != nil {
+		return "", false
+	}
+	var name string
+	if b.Metadata.Name != nil && json.Unmarshal(b.Metadata.Name, &name) != nil {
+		return "", false
+	}
+	return name, true
+}
+
+// addViolations adds extra to the violations an invalid body was refused
+// with; an error without a list of them (malformed JSON) stays as it is.
+func addViolations(err error, extra object.FieldErrors) {
+	var (
+		ce *codec.Error
+		pe *problem.Error
+	)
+	switch {
+	case errors.As(err, &ce) && len(ce.Fields) > 0:
+		ce.Fields = append(ce.Fields, extra...)
+	case errors.As(err, &pe) && pe.Status == http.StatusBadRequest && len(pe.Errors) > 0:
+		pe.Errors = append(pe.Errors, extra...)
+	}
 }
 
 // updateStatus replaces only the status of the stored object; the body's
@@ -195,12 +262,9 @@ func (a *modelAPI) updateStatus(c *gin.Context) error {
 	if err := a.protected(c.Param("name")); err != nil {
 		return err
 	}
-	obj, raw, err := decodeBody(c, a.m)
-	if err != nil {
-		return err
-	}
 	name := c.Param("name")
-	if err := samePath(obj, name); err != nil {
+	obj, raw, err := a.decodeFor(c, name, false)
+	if err != nil {
 		return err
 	}
 	var fields map[string]json.RawMessage

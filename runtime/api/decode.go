@@ -84,35 +84,52 @@ func decodeStrict(m *model.Model, data []byte) (object.Object, error) {
 	switch {
 	case errors.As(err, &syn):
 		return nil, problem.Invalid(fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, syn))
-	case errors.As(err, &typ):
-		// Every value of the wrong type, and every unknown field.
-		var doc any
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber() // numbers keep their text (1.0 is not 1)
-		if dec.Decode(&doc) != nil {
-			doc = nil
-		}
-		errs := codec.TypeErrors(doc, reflect.TypeOf(obj), err)
-		errs = append(errs, unknownFields(doc, reflect.TypeOf(obj), "")...)
-		return nil, problem.Invalid("the object is invalid; see errors", errs...)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		var doc any
-		if json.Unmarshal(data, &doc) == nil {
-			if errs := unknownFields(doc, reflect.TypeOf(obj), ""); len(errs) > 0 {
-				// Report the other violations too, so one round trip
-				// shows the client everything to fix.
-				lenient := m.NewObject()
-				if json.Unmarshal(data, lenient) == nil {
-					errs = append(errs, store.Validate(m, lenient)...)
-				}
-				return nil, problem.Invalid("the object is invalid; see errors", errs...)
-			}
+	case errors.As(err, &typ), strings.HasPrefix(err.Error(), "json: unknown field "):
+		// encoding/json names the first of these only: report them all,
+		// and the other violations too, so one round trip shows the
+		// client everything to fix.
+		if errs := everyViolation(m, data, err); len(errs) > 0 {
+			return nil, problem.Invalid("the object is invalid; see errors", errs...)
 		}
 		return nil, problem.Invalid(err.Error())
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, problem.Invalid("malformed JSON: unexpected end of input")
 	}
 	return nil, problem.Invalid(fmt.Sprintf("cannot decode the object: %v", err))
+}
+
+// everyViolation lists what is wrong with data, which failed to decode
+// into an object of m with err (a wrong type or an unknown field): every
+// value of the wrong type, every unknown field, and, read from a lenient
+// decode (which skips the values of the wrong type), the violations the
+// store would report. It returns nil if it finds none of the first two.
+func everyViolation(m *model.Model, data []byte, err error) object.FieldErrors {
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // numbers keep their text (1.0 is not 1)
+	if dec.Decode(&doc) != nil {
+		return nil
+	}
+	t := reflect.TypeOf(m.NewObject())
+	errs := codec.TypeErrors(doc, t, err)
+	errs = append(errs, unknownFields(doc, t, "")...)
+	if len(errs) == 0 {
+		return nil
+	}
+	root, _ := doc.(map[string]any)
+	str := func(k string) *string {
+		if s, ok := root[k].(string); ok {
+			return &s
+		}
+		return nil
+	}
+	errs.Merge(codec.IdentityErrors(m, str("apiVersion"), str("kind")))
+	lenient := m.NewObject()
+	var typ *json.UnmarshalTypeError
+	if err := json.Unmarshal(data, lenient); err == nil || errors.As(err, &typ) {
+		errs.Merge(store.Validate(m, lenient))
+	}
+	return errs
 }
 
 // checkIdentity refuses an apiVersion or kind given as "", which decodes

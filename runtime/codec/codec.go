@@ -48,7 +48,8 @@ func IdentityErrors(m *model.Model, apiVersion, kind *string) object.FieldErrors
 // Decode checks data's apiVersion and kind (IdentityErrors) and its schema
 // with m.ValidateJSON (when the model has one), and decodes it into a new
 // object of m. Field rules beyond the schema (metadata syntax,
-// model.Validate) are the store's to check.
+// model.Validate) are the store's to check; when the object is refused,
+// the metadata rules are reported with the rest.
 func Decode(m *model.Model, data []byte) (object.Object, error) {
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -81,17 +82,66 @@ func Decode(m *model.Model, data []byte) (object.Object, error) {
 	if m.ValidateJSON != nil {
 		m.ValidateJSON(doc, &errs)
 	}
-	if len(errs) > 0 {
-		return nil, &Error{Detail: "the object is invalid; see errors", Fields: errs}
-	}
 	obj := m.NewObject()
-	if err := json.Unmarshal(data, obj); err != nil {
+	if len(errs) == 0 {
+		err := json.Unmarshal(data, obj)
+		if err == nil {
+			return obj, nil
+		}
 		// The schema accepted what the Go type cannot hold (1.0 for an
 		// int64, say): still the input at fault.
-		if errs := TypeErrors(doc, reflect.TypeOf(obj), err); len(errs) > 0 {
-			return nil, &Error{Detail: "the object is invalid; see errors", Fields: errs}
+		if errs = TypeErrors(doc, reflect.TypeOf(obj), err); len(errs) == 0 {
+			return nil, &Error{Detail: fmt.Sprintf("cannot decode the object: %v", err)}
 		}
-		return nil, &Error{Detail: fmt.Sprintf("cannot decode the object: %v", err)}
 	}
-	return obj, nil
+	// Every violation at once (CONTRACT §5): the metadata rules the store
+	// would check next, on the document, since the object did not decode.
+	errs.Merge(metadataErrors(doc))
+	return nil, &Error{Detail: "the object is invalid; see errors", Fields: errs}
+}
+
+// metadataErrors checks the metadata of a document with the store's rules
+// (object.ValidateMetadata). It reads the document, not a typed object,
+// so it works where the typed decode does not; values of the wrong type
+// are left out (the schema or TypeErrors names them).
+func metadataErrors(doc any) object.FieldErrors {
+	root, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	raw, _ := root["metadata"].(map[string]any)
+	var md object.Metadata
+	md.Name, _ = raw["name"].(string)
+	md.GenerateName, _ = raw["generateName"].(string)
+	md.Labels = stringMap(raw["labels"])
+	md.Annotations = stringMap(raw["annotations"])
+	if fs, ok := raw["finalizers"].([]any); ok {
+		for _, f := range fs {
+			s, ok := f.(string)
+			if !ok {
+				// A gap would shift the indexes the errors name.
+				md.Finalizers = nil
+				break
+			}
+			md.Finalizers = append(md.Finalizers, s)
+		}
+	}
+	var errs object.FieldErrors
+	object.ValidateMetadata(&md, &errs)
+	return errs
+}
+
+// stringMap returns the string entries of a JSON object.
+func stringMap(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	var out map[string]string
+	for k, e := range m {
+		if s, ok := e.(string); ok {
+			if out == nil {
+				out = make(map[string]string, len(m))
+			}
+			out[k] = s
+		}
+	}
+	return out
 }

@@ -50,6 +50,21 @@ func TestDecodeReportsEveryViolation(t *testing.T) {
 			[]field{{"spec.age", "must be an integer"}}},
 		{"2^63", `{` + id + `"metadata":{"name":"ann","version":9223372036854775808},"spec":{"name":"Ann"}}`,
 			[]field{{"metadata.version", "must be a 64-bit integer"}}},
+		// The metadata rules are reported with the schema's violations,
+		// each field once.
+		{"schema and metadata", `{` + id + `"metadata":{"name":"Bad_Name","labels":{"a b":"c"}},"spec":{"name":"B","age":200,"agee":1}}`,
+			[]field{{"spec.age", "must be <= 150"}, {"spec.agee", "unknown field"}, {"metadata.name", "lower case"}, {"metadata.labels[a b]", "invalid key"}}},
+		{"other apiVersion, name and schema", `{"apiVersion":"x/v1","kind":"Person","metadata":{"name":"Bad_Name"},"spec":{"name":"B","age":200}}`,
+			[]field{{"apiVersion", `not "x/v1"`}, {"spec.age", "must be <= 150"}, {"metadata.name", "lower case"}}},
+		{"whole float and metadata", `{` + id + `"metadata":{"generateName":"-x","finalizers":["a","b/c/d"],"annotations":{"-":"x"}},"spec":{"name":"x","age":1.0}}`,
+			[]field{{"spec.age", "without a fraction"}, {"metadata.generateName", "valid name prefix"}, {"metadata.annotations[-]", "invalid key"}, {"metadata.finalizers[1]", ""}}},
+		{"long name once", `{` + id + `"metadata":{"name":"` + strings.Repeat("a", 254) + `"},"spec":{"name":"x","age":-1}}`,
+			[]field{{"metadata.name", "at most 253 characters"}, {"spec.age", "must be >= 0"}}},
+		{"metadata of the wrong type", `{` + id + `"metadata":5,"spec":{"name":"x","age":-1}}`,
+			[]field{{"metadata", "must be an object"}, {"spec.age", "must be >= 0"}}},
+		{"metadata values of the wrong type", `{` + id + `"metadata":{"name":1,"labels":{"a":1,"b c":"x"},"finalizers":[1,"a/b/c"]},"spec":{"name":"x"}}`,
+			[]field{{"metadata.finalizers[0]", "must be a string"}, {"metadata.labels[a]", "must be a string"}, {"metadata.name", "must be a string"}, {"metadata.labels[b c]", "invalid key"}}},
+		{"no metadata", `{` + id + `"spec":{"name":"x"}}`, []field{{"metadata", "is required"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
