@@ -71,7 +71,7 @@ func (a *modelAPI) list(c *gin.Context) error {
 	if isWatch(c) {
 		return a.watch(c, "")
 	}
-	q, err := query.Parse(c.Request.URL.Query())
+	q, err := a.parseQuery(c)
 	if err != nil {
 		return err
 	}
@@ -328,8 +328,18 @@ func (a *modelAPI) delete(c *gin.Context) error {
 	return nil
 }
 
-func (a *modelAPI) deleteCollection(c *gin.Context) error {
+// parseQuery reads a list request's parameters and names every bad one
+// at once: each one's syntax, and the indexes of those that parsed.
+func (a *modelAPI) parseQuery(c *gin.Context) (query.Query, error) {
 	q, err := query.Parse(c.Request.URL.Query())
+	if err != nil {
+		return q, query.Join(err, store.CheckQuery(a.m, q))
+	}
+	return q, nil
+}
+
+func (a *modelAPI) deleteCollection(c *gin.Context) error {
+	q, err := a.parseQuery(c)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api/problem"
-	"github.com/svcrun/svc/runtime/query"
 	"github.com/svcrun/svc/runtime/store"
 	"github.com/svcrun/svc/runtime/watch"
 )
@@ -35,7 +34,7 @@ func (a *modelAPI) watch(c *gin.Context, name string) error {
 	if !c.IsWebsocket() {
 		return problem.New(http.StatusBadRequest, "watch needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
 	}
-	q, err := query.Parse(c.Request.URL.Query())
+	q, err := a.parseQuery(c)
 	if err != nil {
 		return err
 	}

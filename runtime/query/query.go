@@ -47,6 +47,41 @@ func (e *ParamError) Error() string {
 	return fmt.Sprintf("invalid %s %q: %s", e.Param, e.Value, e.Reason)
 }
 
+// Errors is every bad list parameter of one request, each a *ParamError
+// or a *selector.Error, so that one 400 names them all.
+type Errors []error
+
+func (e Errors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Unwrap gives errors.Is and errors.As each error.
+func (e Errors) Unwrap() []error { return e }
+
+// Join returns the non-nil errors as one: nil for none, the error itself
+// for one, else Errors (flattened).
+func Join(errs ...error) error {
+	var out Errors
+	for _, err := range errs {
+		if many, ok := err.(Errors); ok {
+			out = append(out, many...)
+		} else if err != nil {
+			out = append(out, err)
+		}
+	}
+	switch len(out) {
+	case 0:
+		return nil
+	case 1:
+		return out[0]
+	}
+	return out
+}
+
 // MaxSize bounds a page so one request cannot ask for an unbounded
 // allocation by mistake; size=0 (everything) is still allowed.
 const MaxSize = 10000
@@ -79,44 +114,56 @@ func CheckRaw(raw string) error {
 
 // Parse reads page, size, sort, labelSelector and fieldSelector from a
 // query string. A page below 1 becomes 1; an absent size means 0 (all).
-// Selector and sort parameters may repeat; every term is ANDed.
+// Selector and sort parameters may repeat; every term is ANDed. Every bad
+// parameter is reported (Errors when more than one), and the query holds
+// the parts that parsed, so that their other checks can be reported too.
 func Parse(v url.Values) (Query, error) {
 	q := Query{Page: 1}
+	var errs []error // every bad parameter, not only the first
 	if s := v.Get("page"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return q, &ParamError{"page", s, "must be an integer"}
+		if n, err := strconv.Atoi(s); err != nil {
+			errs = append(errs, &ParamError{"page", s, "must be an integer"})
+		} else {
+			q.Page = max(n, 1)
 		}
-		q.Page = max(n, 1)
 	}
 	if s := v.Get("size"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil {
-			return q, &ParamError{"size", s, "must be an integer"}
+		switch {
+		case err != nil:
+			errs = append(errs, &ParamError{"size", s, "must be an integer"})
+		case n < 0 || n > MaxSize:
+			errs = append(errs, &ParamError{"size", s, fmt.Sprintf("must be between 0 and %d", MaxSize)})
+		default:
+			q.Size = n
 		}
-		if n < 0 || n > MaxSize {
-			return q, &ParamError{"size", s, fmt.Sprintf("must be between 0 and %d", MaxSize)}
-		}
-		q.Size = n
 	}
 	for _, s := range v["sort"] {
 		if s == "" {
 			continue
 		}
-		srt, err := ParseSort(s)
-		if err != nil {
-			return q, err
+		if srt, err := ParseSort(s); err != nil {
+			errs = append(errs, err)
+		} else {
+			q.Sorts = append(q.Sorts, srt)
 		}
-		q.Sorts = append(q.Sorts, srt)
 	}
-	var err error
-	if q.Labels, err = selector.ParseLabels(v["labelSelector"]); err != nil {
-		return q, err
+	// One term per value: parsed one by one, so each bad term is named.
+	for _, t := range v["labelSelector"] {
+		sel, err := selector.ParseLabels([]string{t})
+		if err != nil {
+			errs = append(errs, err)
+		}
+		q.Labels = append(q.Labels, sel...)
 	}
-	if q.Fields, err = selector.ParseFields(v["fieldSelector"]); err != nil {
-		return q, err
+	for _, t := range v["fieldSelector"] {
+		sel, err := selector.ParseFields([]string{t})
+		if err != nil {
+			errs = append(errs, err)
+		}
+		q.Fields = append(q.Fields, sel...)
 	}
-	return q, nil
+	return q, Join(errs...)
 }
 
 // ParseSort reads "<index>[,asc|desc]"; the direction is case-insensitive

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,4 +246,36 @@ func FuzzCheckRaw(f *testing.F) {
 			t.Fatalf("CheckRaw(%q) = %v but url.ParseQuery gives %v", raw, cerr, perr)
 		}
 	})
+}
+
+func TestParseNamesEveryBadParameter(t *testing.T) {
+	v, _ := url.ParseQuery("page=x&size=-1&sort=spec.age,up&sort=name&labelSelector=a%3D%3Db&labelSelector=team%3Dblue&fieldSelector=spec&fieldSelector=spec.age%3D3")
+	q, err := Parse(v)
+	var errs Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("Parse = %v, want Errors", err)
+	}
+	var params []string
+	for _, e := range errs {
+		var pe *ParamError
+		var se *selector.Error
+		switch {
+		case errors.As(e, &pe):
+			params = append(params, pe.Param)
+		case errors.As(e, &se):
+			params = append(params, se.Param)
+		default:
+			t.Errorf("unexpected error %T %v", e, e)
+		}
+	}
+	if want := []string{"page", "size", "sort", "labelSelector", "fieldSelector"}; !slices.Equal(params, want) {
+		t.Errorf("bad parameters named = %v, want %v", params, want)
+	}
+	// What parsed is kept, for the checks that come next.
+	if len(q.Sorts) != 1 || len(q.Labels) != 1 || len(q.Fields) != 1 || q.Page != 1 || q.Size != 0 {
+		t.Errorf("query kept = %+v", q)
+	}
+	if Join(nil, nil) != nil || Join(nil, errs[0]) != errs[0] || len(Join(errs, errs[0]).(Errors)) != len(errs)+1 {
+		t.Errorf("Join does not flatten or pass single errors through")
+	}
 }

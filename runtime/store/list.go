@@ -111,8 +111,16 @@ func (p *plan) need() uint64 {
 	return n
 }
 
+// CheckQuery reports what List would refuse in q for m: unindexed sort
+// and field names, unparsable field values (query.Errors when several).
+func CheckQuery(m *model.Model, q Query) error {
+	_, err := compile(m, q)
+	return err
+}
+
 // compile resolves sort and field names to indexes and field values to
-// keys; unindexed names and unparsable values are *query.ParamError (400).
+// keys; unindexed names and unparsable values are *query.ParamError (400),
+// every one of them (query.Errors).
 func compile(m *model.Model, q Query) (*plan, error) {
 	all := m.AllIndexes()
 	p := &plan{m: m, labels: q.Labels, multi: make([]bool, len(all))}
@@ -130,16 +138,20 @@ func compile(m *model.Model, q Query) (*plan, error) {
 		pos[ix.Name] = i
 		p.multi[i] = ix.Multi
 	}
+	var errs []error // every bad term, not only the first
+fields:
 	for _, r := range q.Fields {
 		i, ok := pos[r.Key]
 		if !ok || i == ixLabels {
-			return nil, &query.ParamError{Param: "fieldSelector", Value: r.String(), Reason: fmt.Sprintf("field %s is not indexed", r.Key)}
+			errs = append(errs, &query.ParamError{Param: "fieldSelector", Value: r.String(), Reason: fmt.Sprintf("field %s is not indexed", r.Key)})
+			continue
 		}
 		ft := fieldTerm{ix: i, op: r.Op}
 		for _, v := range r.Values {
 			k, err := model.ParseKey(all[i].Type, v)
 			if err != nil {
-				return nil, &query.ParamError{Param: "fieldSelector", Value: r.String(), Reason: fmt.Sprintf("field %s: %v", r.Key, err)}
+				errs = append(errs, &query.ParamError{Param: "fieldSelector", Value: r.String(), Reason: fmt.Sprintf("field %s: %v", r.Key, err)})
+				continue fields
 			}
 			ft.keys = append(ft.keys, k)
 		}
@@ -159,9 +171,13 @@ func compile(m *model.Model, q Query) (*plan, error) {
 	for _, srt := range q.Sorts {
 		i, ok := pos[srt.Index]
 		if !ok || i == ixLabels {
-			return nil, &query.ParamError{Param: "sort", Value: srt.String(), Reason: fmt.Sprintf("field %s is not indexed", srt.Index)}
+			errs = append(errs, &query.ParamError{Param: "sort", Value: srt.String(), Reason: fmt.Sprintf("field %s is not indexed", srt.Index)})
+			continue
 		}
 		add(sortKey{ix: i, desc: srt.Desc})
+	}
+	if err := query.Join(errs...); err != nil {
+		return nil, err
 	}
 	add(sortKey{ix: ixCreated, desc: true})
 	add(sortKey{ix: ixName})

@@ -62,8 +62,20 @@ func From(err error) *Problem {
 		se  *selector.Error
 		ce  *codec.Error
 	)
+	var qes query.Errors
 	p := &Problem{Type: "about:blank"}
 	switch {
+	case errors.As(err, &qes):
+		// Several bad list parameters: each named in one answer.
+		p.Status, p.Detail = http.StatusBadRequest, qes.Error()
+		for _, e := range qes {
+			switch {
+			case errors.As(e, &qe):
+				p.Errors = append(p.Errors, object.FieldError{Field: qe.Param, Message: qe.Reason})
+			case errors.As(e, &se):
+				p.Errors = append(p.Errors, object.FieldError{Field: se.Param, Message: se.Reason})
+			}
+		}
 	case errors.As(err, &pe):
 		p.Status, p.Detail, p.Errors, p.header = pe.Status, pe.Detail, pe.Errors, pe.Header
 	case errors.As(err, &ce):
