@@ -95,9 +95,11 @@ func (f *FriendCounter) Reconcile(ctx context.Context, req controller.Request) (
 			f.enqueue(friend)
 		}
 	}
-	if !alive {
-		return controller.Result{}, nil // nothing to write on a Person going away
+	if p == nil {
+		return controller.Result{}, nil // gone: nothing to write
 	}
+	// A Person being deleted no longer counts for its friend, but while a
+	// finalizer holds it, it is still a Person and its own count is kept.
 
 	n, err := f.count(ctx, req.Name, false)
 	if err != nil {

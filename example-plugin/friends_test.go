@@ -231,6 +231,24 @@ func TestFriendCountDeletion(t *testing.T) {
 	}
 	e.waitCounts("dan gone", map[string]int64{"bob": 1, "cat": 0})
 
+	// A target being deleted, held by a finalizer, is still a Person: its
+	// count follows the links to it.
+	e.create("eve", "", "example.com/hold")
+	e.create("fay", "eve")
+	e.waitCounts("fay names eve", map[string]int64{"bob": 1, "cat": 0, "eve": 1, "fay": 0})
+	e.delete("eve")
+	e.create("gus", "eve")
+	e.delete("fay")
+	e.create("hal", "eve")
+	e.waitCounts("links to eve being deleted", map[string]int64{"bob": 1, "cat": 0, "eve": 2, "gus": 0, "hal": 0})
+	if err := e.edit("eve", func(p *example.Person) { p.Metadata.Finalizers = nil }); err != nil {
+		t.Fatalf("release eve: %v", err)
+	}
+	for _, n := range []string{"gus", "hal"} {
+		e.delete(n)
+	}
+	e.waitCounts("eve, gus and hal gone", map[string]int64{"bob": 1, "cat": 0})
+
 	// A deleted target counts again when it comes back.
 	e.delete("bob")
 	e.waitCounts("bob deleted", map[string]int64{"cat": 0})

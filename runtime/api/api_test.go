@@ -318,6 +318,10 @@ func TestUpdatePatchStatusDelete(t *testing.T) {
 	if r.status != 200 || strings.Contains(string(r.body), `"age"`) || !strings.Contains(string(r.body), `"team":"x"`) {
 		t.Fatalf("merge patch = %d %s", r.status, r.body)
 	}
+	// ?watch=true on one object is a get (only an upgrade watches one).
+	if g := e.do("GET", base+"/ann?watch=true", "", ""); g.status != 200 || !strings.Contains(string(g.body), `"name":"ann"`) {
+		t.Fatalf("GET one object with ?watch=true = %d %s, want the object", g.status, g.body)
+	}
 	// The status subresource changes status only.
 	if r := e.do("PUT", base+"/ann/status", "application/json", `{"metadata":{"name":"ann"},"status":{"friendCount":2}}`); r.status != 409 {
 		t.Fatalf("status without a version = %d %s, want 409 (an update needs one)", r.status, r.body)

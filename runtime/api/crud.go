@@ -84,7 +84,10 @@ func (a *modelAPI) list(c *gin.Context) error {
 }
 
 func (a *modelAPI) get(c *gin.Context) error {
-	if isWatch(c) {
+	// One object is watched with an upgrade only (CONTRACT §3): access
+	// control reads ?watch=true on a collection alone, so here it asked
+	// for get, and a get it is.
+	if c.IsWebsocket() {
 		return a.watch(c, c.Param("name"))
 	}
 	rec, err := a.st().Get(c, a.m, c.Param("name"))
