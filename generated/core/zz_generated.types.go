@@ -112,7 +112,7 @@ type PersonalAccessTokenSpec struct {
 	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
 	Revoked     *bool      `json:"revoked,omitempty"`
 
-	// Roles Roles the token carries; at most the creator's. Empty means all of the creator's roles.
+	// Roles Roles the token is limited to, at most the creator's when it was made. Empty means none (only anonymous and authenticated).
 	Roles     []string `json:"roles,omitempty"`
 	TokenHash string   `json:"tokenHash"`
 	Username  string   `json:"username"`

@@ -105,9 +105,10 @@ func Main(cfg Config) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cfg); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "svc:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0) // usage was asked for and printed, as the flag package does
 		}
+		fmt.Fprintln(os.Stderr, "svc:", err)
 		os.Exit(1)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -477,5 +478,19 @@ func TestHaloBrand(t *testing.T) {
 	}
 	if st, _ := s.do(admin(req{method: "GET", path: "/apis/api.console.svc.run/v1alpha1/users/-"})); st != 404 {
 		t.Errorf("the svc.run console path under halo.run = %d, want 404", st)
+	}
+}
+
+// TestHelpAndBadFlags: --help prints the flags and exits 0; an unknown
+// flag exits 1 with the usage.
+func TestHelpAndBadFlags(t *testing.T) {
+	out, err := exec.Command(binary, "--help").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "-addr") || !strings.Contains(string(out), "-data-dir") {
+		t.Errorf("--help: %v\n%s", err, out)
+	}
+	out, err = exec.Command(binary, "--no-such-flag").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "-addr") {
+		t.Errorf("unknown flag: %v\n%s", err, out)
 	}
 }
