@@ -327,6 +327,10 @@ func (a *Authenticator) bearer(ctx context.Context, token string) (Identity, err
 	if reason := unusable(u); reason != "" {
 		return a.fail(ctx, scheme, reason, t.Spec.Username)
 	}
+	if tc, uc := t.Metadata.CreationTimestamp, u.Metadata.CreationTimestamp; tc != nil && uc != nil && tc.Before(*uc) {
+		// Made by an earlier user of the same name, deleted since.
+		return a.fail(ctx, scheme, "token "+t.Metadata.Name+" predates its user", t.Spec.Username)
+	}
 	id := Identity{User: u.Metadata.Name, Authenticated: true, TokenName: t.Metadata.Name}
 	// A token is always limited to its roles, none included (never "all
 	// of the user's": roles granted after the token was made would reach

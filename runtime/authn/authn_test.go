@@ -374,9 +374,13 @@ func TestBearer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A token left by an earlier user of the same name.
+	predating := e.token("reborn-token", "reborn", nil)
+	time.Sleep(time.Millisecond)
+	e.user("reborn", "pw", nil)
 	for name, tok := range map[string]string{
 		"expired": expired, "revoked": revoked, "disabled user": ofDisabled, "unknown user": ofUnknown,
-		"deleted user": ofDeleted, "token being deleted": deleting, "wrong": wrong,
+		"deleted user": ofDeleted, "token being deleted": deleting, "wrong": wrong, "older than its user": predating,
 		"truncated": good[:len(good)-1], "extended": good + "A",
 	} {
 		t.Run(name, func(t *testing.T) { e.denied(bearer(tok), tok, HashToken(tok)) })

@@ -3,6 +3,7 @@ package security_test
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 func TestNoEscalationThroughGenericAPI(t *testing.T) {
@@ -398,5 +399,46 @@ func TestCreateUserTakesHalosRequest(t *testing.T) {
 	}
 	if st, _, _ := e.do(call{method: "GET", path: console + "/users/-", user: "jo", password: "jo-password"}); st != 200 {
 		t.Errorf("jo signs in = %d", st)
+	}
+}
+
+// TestDeletedUserLeavesNothingBehind: a user's bindings and tokens go with
+// it, so a user created later under the same name starts with neither.
+func TestDeletedUserLeavesNothingBehind(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	if st, _, body := e.do(adm(call{method: "POST", path: "/api/v1alpha1/roles", body: `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"readers"},"rules":[{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["list"]}]}`})); st != 201 {
+		t.Fatalf("create role = %d %v", st, body)
+	}
+	if st, _, body := e.do(adm(call{method: "POST", path: console + "/users", body: `{"name":"zed","displayName":"Z","password":"zed-password","roles":["readers"]}`})); st != 201 {
+		t.Fatalf("create zed = %d %v", st, body)
+	}
+	st, _, body := e.do(call{method: "POST", path: console + "/users/-/personalaccesstokens", user: "zed", password: "zed-password", body: `{"spec":{}}`})
+	if st != 201 {
+		t.Fatalf("token = %d %v", st, body)
+	}
+	token := body["metadata"].(map[string]any)["annotations"].(map[string]any)["security.svc.run/access-token"].(string)
+	e.eventually("zed's token", call{method: "GET", path: persons, bearer: token}, 200)
+	if st, _, _ := e.do(adm(call{method: "DELETE", path: "/api/v1alpha1/users/zed"})); st != 200 {
+		t.Fatalf("delete zed = %d", st)
+	}
+	e.eventually("zed's binding removed", adm(call{method: "GET", path: "/api/v1alpha1/rolebindings/zed-readers-binding"}), 404)
+	_, _, toks := e.do(adm(call{method: "GET", path: "/api/v1alpha1/personalaccesstokens?fieldSelector=spec.username%3Dzed"}))
+	for deadline := time.Now().Add(20 * time.Second); toks["total"] != float64(0) && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, _, toks = e.do(adm(call{method: "GET", path: "/api/v1alpha1/personalaccesstokens?fieldSelector=spec.username%3Dzed"}))
+	}
+	if toks["total"] != float64(0) {
+		t.Fatalf("zed's tokens after the delete: %v", toks)
+	}
+	// A new zed, made through the generic API, inherits nothing.
+	if st, _, body := e.do(adm(call{method: "POST", path: "/api/v1alpha1/users", body: `{"apiVersion":"v1alpha1","kind":"User","metadata":{"name":"zed"},"spec":{"displayName":"New","password":"other-password"}}`})); st != 201 {
+		t.Fatalf("recreate zed = %d %v", st, body)
+	}
+	e.eventually("the new zed signs in", call{method: "GET", path: console + "/users/-", user: "zed", password: "other-password"}, 200)
+	if st, _, _ := e.do(call{method: "GET", path: persons, user: "zed", password: "other-password"}); st != 403 {
+		t.Errorf("the new zed lists persons = %d, want 403", st)
+	}
+	if st, _, _ := e.do(call{method: "GET", path: persons, bearer: token}); st != 401 {
+		t.Errorf("the old zed's token = %d, want 401", st)
 	}
 }

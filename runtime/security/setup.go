@@ -3,6 +3,7 @@ package security
 import (
 	"context"
 	"fmt"
+	"github.com/svcrun/svc/runtime/controller"
 	"io"
 	"log/slog"
 	"slices"
@@ -107,5 +108,14 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	s.Guard = &Guard{Authn: an, Rules: resolver}
 	GuardRoles(roles, bindings, rc, s.Guard, opts.Brand)
 	s.Console = &Console{Users: uc, Roles: rc, Bindings: bc, Tokens: tc, Rules: resolver, Authn: an, Guard: s.Guard, Brand: opts.Brand, Settle: settle}
+	cleanup := &userCleanup{users: uc, tokens: tc, unbind: func(ctx context.Context, user string) error {
+		return s.Console.replaceBindings(ctx, user, nil)
+	}}
+	c := controller.New(controller.Options{Name: "user-cleanup", Store: st, Model: users, Reconciler: cleanup, Logger: opts.Logger})
+	go func() {
+		if err := c.Start(ctx); err != nil && ctx.Err() == nil {
+			opts.Logger.Error("user cleanup stopped", "err", err)
+		}
+	}()
 	return s, nil
 }
