@@ -442,3 +442,49 @@ func TestDeletedUserLeavesNothingBehind(t *testing.T) {
 		t.Errorf("the old zed's token = %d, want 401", st)
 	}
 }
+
+// TestConsoleBodiesAreStrict: the console API refuses what the generic
+// API refuses (CONTRACT §5), naming the field, and changes nothing.
+func TestConsoleBodiesAreStrict(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	if st, _, body := e.do(adm(call{method: "POST", path: console + "/users", body: `{"name":"uma","displayName":"U","password":"uma-password","roles":["guest"]}`})); st != 201 {
+		t.Fatalf("create uma = %d %v", st, body)
+	}
+	for _, tc := range []struct {
+		name, method, path, body, field string
+	}{
+		{"trailing data on a grant", "POST", console + "/users/uma/permissions", `{"roles":[]}garbage`, ""},
+		{"null grant", "POST", console + "/users/uma/permissions", `null`, ""},
+		{"unknown field", "POST", console + "/users", `{"name":"u9","password":"pw-pw-pw","nme":"x"}`, "nme"},
+		{"wrong type", "POST", console + "/users/uma/permissions", `{"roles":"guest"}`, "roles"},
+		{"trailing data on a password change", "PUT", console + "/users/uma/password", `{"password":"new-password"} {}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, h, body := e.do(adm(call{method: tc.method, path: tc.path, body: tc.body}))
+			if st != 400 || h.Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("= %d %v, want a 400 problem", st, body)
+			}
+			if tc.field != "" {
+				errs, _ := body["errors"].([]any)
+				if len(errs) != 1 || errs[0].(map[string]any)["field"] != tc.field {
+					t.Errorf("errors = %v, want one naming %s", body["errors"], tc.field)
+				}
+			}
+		})
+	}
+	// Nothing changed: uma keeps her role and her password.
+	e.eventually("uma signs in", call{method: "GET", path: console + "/users/-", user: "uma", password: "uma-password"}, 200)
+	_, _, perms := e.do(adm(call{method: "GET", path: console + "/users/uma/permissions"}))
+	if roles, _ := perms["roles"].([]any); len(roles) != 1 {
+		t.Errorf("uma's roles after refused grants = %v", perms["roles"])
+	}
+	// One's own password needs the old one, by name as by "-"; another
+	// user's does not (an administrator resets it).
+	if st, _, _ := e.do(adm(call{method: "PUT", path: console + "/users/admin/password", body: `{"password":"stolen-password"}`})); st != 400 {
+		t.Errorf("own password by name without the old one = %d, want 400", st)
+	}
+	if st, _, body := e.do(adm(call{method: "PUT", path: console + "/users/uma/password", body: `{"password":"reset-password"}`})); st != 200 {
+		t.Errorf("admin resets uma's password = %d %v, want 200", st, body)
+	}
+}

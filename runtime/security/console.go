@@ -1,6 +1,7 @@
 package security
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	_ "embed"
@@ -8,8 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -187,16 +191,62 @@ type grantRequest struct {
 }
 
 func decodeJSON(c *gin.Context, v any) error {
-	dec := json.NewDecoder(c.Request.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return problem.New(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes", tooLarge.Limit)
-		}
-		return problem.Invalid("cannot decode the request body: " + err.Error())
+	body, err := io.ReadAll(c.Request.Body)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return problem.New(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes", tooLarge.Limit)
 	}
-	return nil
+	if err != nil {
+		return problem.Invalid("cannot read the request body: " + err.Error())
+	}
+	// An object and nothing else: null or a second value must not pass
+	// for an empty request (a grant of no roles removes them all).
+	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
+		return problem.Invalid("the request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
+	if err == nil {
+		if _, tokErr := dec.Token(); tokErr != io.EOF {
+			err = errors.New("unexpected data after the JSON object")
+		}
+	}
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typ):
+		return problem.Invalid("the request body is invalid; see errors",
+			object.FieldError{Field: typ.Field, Message: "must be " + jsonType(typ.Type) + ", not " + typ.Value})
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return problem.Invalid("the request body is invalid; see errors", object.FieldError{Field: field, Message: "unknown field"})
+	case errors.As(err, &syn):
+		return problem.Invalid(fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, syn))
+	}
+	return problem.Invalid("cannot decode the request body: " + err.Error())
+}
+
+// jsonType names the JSON type a Go type decodes from.
+func jsonType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	}
+	return "a number"
 }
 
 func (k *Console) grant(c *gin.Context) error {
@@ -412,11 +462,12 @@ type passwordRequest struct {
 }
 
 func (k *Console) changePassword(c *gin.Context) error {
-	self := c.Param("name") == "-"
 	name, err := k.user(c)
 	if err != nil {
 		return err
 	}
+	// One's own password, by "-" or by name, needs the old one.
+	self := name == IdentityOf(c).User
 	var req passwordRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
