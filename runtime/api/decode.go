@@ -170,7 +170,7 @@ func unknownFields(doc any, t reflect.Type, path string) []object.FieldError {
 	case map[string]any:
 		switch t.Kind() {
 		case reflect.Struct:
-			fields := jsonFields(t)
+			fields := codec.JSONFields(t, true) // a ",string" field is still known
 			keys := make([]string, 0, len(v))
 			for k := range v {
 				keys = append(keys, k)
@@ -206,40 +206,4 @@ func join(path, k string) string {
 		return k
 	}
 	return path + "." + k
-}
-
-// jsonFields maps JSON names to field types, following embedded structs
-// the way encoding/json does.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for k, v := range jsonFields(ft) {
-					if _, ok := out[k]; !ok {
-						out[k] = v
-					}
-				}
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
-	return out
 }

@@ -71,7 +71,7 @@ func typeErrors(v any, t reflect.Type, p *validation.Path, errs *object.FieldErr
 			bad()
 			return
 		}
-		fields := jsonFields(t)
+		fields := JSONFields(t, false)
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if ft, ok := lookup(fields, k); ok {
 				typeErrors(m[k], ft, &validation.Path{Parent: p, Name: k}, errs)
@@ -189,9 +189,10 @@ func kindName(t reflect.Type) string {
 	return "a JSON value"
 }
 
-// jsonFields maps JSON names to field types, following embedded structs
-// the way encoding/json does.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
+// JSONFields maps the JSON names of struct type t to field types,
+// following embedded structs the way encoding/json does. Fields tagged
+// ",string" (whose value is text) are left out unless text is set.
+func JSONFields(t reflect.Type, text bool) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -206,7 +207,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				for k, v := range jsonFields(ft) {
+				for k, v := range JSONFields(ft, text) {
 					if _, ok := out[k]; !ok {
 						out[k] = v
 					}
@@ -214,7 +215,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 				continue
 			}
 		}
-		if !f.IsExported() || strings.Contains(","+opts+",", ",string,") {
+		if !f.IsExported() || !text && strings.Contains(","+opts+",", ",string,") {
 			continue // ",string" fields take their value as text: not walked
 		}
 		if name == "" {
