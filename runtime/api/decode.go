@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -112,7 +110,7 @@ func everyViolation(m *model.Model, data []byte, err error) object.FieldErrors {
 	}
 	t := reflect.TypeOf(m.NewObject())
 	errs := codec.TypeErrors(doc, t, err)
-	errs = append(errs, unknownFields(doc, t, "")...)
+	errs = append(errs, codec.UnknownFields(doc, t)...)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -153,57 +151,4 @@ func checkIdentity(m *model.Model, obj object.Object, data []byte) error {
 	}
 	errs.Merge(store.Validate(m, obj))
 	return problem.Invalid("the object is invalid; see errors", errs...)
-}
-
-// unknownFields walks a decoded JSON document alongside the Go type it was
-// decoded into and reports every key the type does not declare, with its
-// path. encoding/json names the first unknown key only, without a path.
-func unknownFields(doc any, t reflect.Type, path string) []object.FieldError {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
-		return nil // decodes itself; its own rules apply
-	}
-	var out []object.FieldError
-	switch v := doc.(type) {
-	case map[string]any:
-		switch t.Kind() {
-		case reflect.Struct:
-			fields := codec.JSONFields(t, true) // a ",string" field is still known
-			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				ft, ok := fields[k]
-				if !ok {
-					out = append(out, object.FieldError{Field: join(path, k), Message: "unknown field"})
-					continue
-				}
-				out = append(out, unknownFields(v[k], ft, join(path, k))...)
-			}
-		case reflect.Map:
-			for k, e := range v {
-				out = append(out, unknownFields(e, t.Elem(), path+"["+k+"]")...)
-			}
-		}
-	case []any:
-		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-			for i, e := range v {
-				out = append(out, unknownFields(e, t.Elem(), path+"["+strconv.Itoa(i)+"]")...)
-			}
-		}
-	}
-	return out
-}
-
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-
-func join(path, k string) string {
-	if path == "" {
-		return k
-	}
-	return path + "." + k
 }

@@ -239,3 +239,58 @@ func lookup(fields map[string]reflect.Type, k string) (reflect.Type, bool) {
 	}
 	return nil, false
 }
+
+// UnknownFields walks a decoded JSON document alongside the Go type it is
+// decoded into and reports every key the type does not declare, with its
+// path. encoding/json names the first unknown key only, without a path.
+func UnknownFields(doc any, t reflect.Type) object.FieldErrors {
+	return unknownFields(doc, t, "")
+}
+
+func unknownFields(doc any, t reflect.Type, path string) object.FieldErrors {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil // decodes itself; its own rules apply
+	}
+	var out object.FieldErrors
+	switch v := doc.(type) {
+	case map[string]any:
+		switch t.Kind() {
+		case reflect.Struct:
+			fields := JSONFields(t, true) // a ",string" field is still known
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				ft, ok := fields[k]
+				if !ok {
+					out = append(out, object.FieldError{Field: join(path, k), Message: "unknown field"})
+					continue
+				}
+				out = append(out, unknownFields(v[k], ft, join(path, k))...)
+			}
+		case reflect.Map:
+			for k, e := range v {
+				out = append(out, unknownFields(e, t.Elem(), path+"["+k+"]")...)
+			}
+		}
+	case []any:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for i, e := range v {
+				out = append(out, unknownFields(e, t.Elem(), path+"["+strconv.Itoa(i)+"]")...)
+			}
+		}
+	}
+	return out
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/svcrun/svc/runtime/api/problem"
 	"github.com/svcrun/svc/runtime/authn"
 	"github.com/svcrun/svc/runtime/client"
+	"github.com/svcrun/svc/runtime/codec"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/rbac"
 	"github.com/svcrun/svc/runtime/store"
@@ -212,41 +212,27 @@ func decodeJSON(c *gin.Context, v any) error {
 			err = errors.New("unexpected data after the JSON object")
 		}
 	}
-	var (
-		syn *json.SyntaxError
-		typ *json.UnmarshalTypeError
-	)
+	var syn *json.SyntaxError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &typ):
-		return problem.Invalid("the request body is invalid; see errors",
-			object.FieldError{Field: typ.Field, Message: "must be " + jsonType(typ.Type) + ", not " + typ.Value})
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		return problem.Invalid("the request body is invalid; see errors", object.FieldError{Field: field, Message: "unknown field"})
 	case errors.As(err, &syn):
 		return problem.Invalid(fmt.Sprintf("malformed JSON at byte %d: %v", syn.Offset, syn))
 	}
+	// Every wrong type and unknown field, with its path (encoding/json
+	// names the first only), as the generic API reports them.
+	var doc any
+	gen := json.NewDecoder(bytes.NewReader(body))
+	gen.UseNumber()
+	if gen.Decode(&doc) == nil {
+		t := reflect.TypeOf(v)
+		errs := codec.TypeErrors(doc, t, err)
+		errs.Merge(codec.UnknownFields(doc, t))
+		if len(errs) > 0 {
+			return problem.Invalid("the request body is invalid; see errors", errs...)
+		}
+	}
 	return problem.Invalid("cannot decode the request body: " + err.Error())
-}
-
-// jsonType names the JSON type a Go type decodes from.
-func jsonType(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	}
-	return "a number"
 }
 
 func (k *Console) grant(c *gin.Context) error {
