@@ -101,14 +101,14 @@ func (f *FriendCounter) Reconcile(ctx context.Context, req controller.Request) (
 	// A Person being deleted no longer counts for its friend, but while a
 	// finalizer holds it, it is still a Person and its own count is kept.
 
-	n, err := f.count(ctx, req.Name, false)
+	n, err := countFriends(ctx, f.persons, req.Name, false)
 	if err != nil {
 		return controller.Result{}, err
 	}
 	seen := f.seen(req.Name)
 	if n != seen {
 		// Only now pay for finding persons being deleted among the counted.
-		if n, err = f.count(ctx, req.Name, true); err != nil {
+		if n, err = countFriends(ctx, f.persons, req.Name, true); err != nil {
 			return controller.Result{}, err
 		}
 		seen = f.seen(req.Name)
@@ -131,12 +131,6 @@ func (f *FriendCounter) Reconcile(ctx context.Context, req controller.Request) (
 		return controller.Result{RequeueAfter: settleDelay}, nil
 	}
 	return controller.Result{}, nil
-}
-
-// count returns how many Persons name name as their friend, less those
-// being deleted when exact is set.
-func (f *FriendCounter) count(ctx context.Context, name string, exact bool) (int64, error) {
-	return countFriends(ctx, f.persons, name, exact)
 }
 
 // countFriends returns how many Persons name name as their friend, less

@@ -211,10 +211,11 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 		}
 	}
 	var plugins *plugin.Manager
+	console := sec.Console.OpenAPI()
 	a := api.New(api.Options{Store: st, Registry: reg, Logger: log, AccessLog: cfg.accessLog, Guard: sec.Guard.Check,
 		OpenAPI: openAPIDoc(reg, func() map[string][]byte {
 			docs := plugins.Documents()
-			docs[consoleDoc] = sec.Console.OpenAPI()
+			docs[consoleDoc] = console // fixed for the server's life
 			return docs
 		}, f.BrandDomain, log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
 		NotReady: func() []string { return plugins.NotReady() }})
