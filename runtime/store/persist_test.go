@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/svcrun/svc/runtime/model"
@@ -179,7 +178,9 @@ func TestFailedLogAppendLeavesNothingBehind(t *testing.T) {
 // to that snapshot's size before the next, so a large store is not
 // rewritten whole each time SnapshotBytes of log fill up.
 func TestSnapshotsWaitForTheLogToMatchThem(t *testing.T) {
-	var logs lockedBuffer
+	// slog serialises the store goroutines' writes; the buffer is read
+	// only after Close, which waits for them.
+	var logs bytes.Buffer
 	opts := store.Options{
 		Dir:           t.TempDir(),
 		SnapshotBytes: 4 << 10,
@@ -230,13 +231,12 @@ func TestSnapshotsWaitForTheLogToMatchThem(t *testing.T) {
 	}
 
 	// A restart remembers the newest snapshot's size and the log's.
-	var again lockedBuffer
+	var again bytes.Buffer
 	opts.Logger = slog.New(slog.NewJSONHandler(&again, nil))
 	s, err = store.Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	if err := s.Register(ctx, m); err != nil {
 		t.Fatal(err)
 	}
@@ -249,25 +249,10 @@ func TestSnapshotsWaitForTheLogToMatchThem(t *testing.T) {
 	if err := s.Snapshot(); err != nil { // waits for any snapshot running
 		t.Fatal(err)
 	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if n := strings.Count(again.String(), `"msg":"snapshot written"`); n != 1 {
 		t.Errorf("after a restart and 20 small writes, %d snapshots were written, want only the one asked for", n)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that the store's goroutines may log to.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
