@@ -105,9 +105,11 @@ func Generate(cfg Config) (map[string][]byte, error) {
 	for i, m := range doc.Models {
 		names[i] = m.Schema
 	}
-	if out[FileTypes], err = gotypes.Generate(doc.Doc, gotypes.Options{Package: cfg.Package, Models: names}); err != nil {
+	types, err := gotypes.Build(doc.Doc, gotypes.Options{Package: cfg.Package, Models: names})
+	if err != nil {
 		return nil, fmt.Errorf("generator: types: %w", err)
 	}
+	out[FileTypes] = types.Source
 	if out[FileValidate], err = validators.Generate(doc.Doc, base, validators.Options{Package: cfg.Package, Models: names}); err != nil {
 		return nil, fmt.Errorf("generator: validators: %w", err)
 	}
@@ -123,7 +125,13 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("generator: schema of %s: %w", m.Kind, err)
 		}
-		models[i] = emit.Model{Model: m, Schema: js}
+		// oapi-codegen names the type (HtmlInjection becomes HTMLInjection);
+		// everything emitted about the model must use that name.
+		goName := types.TypeNames[m.Schema]
+		if goName == "" {
+			return nil, fmt.Errorf("generator: no Go type was generated for %s", m.Kind)
+		}
+		models[i] = emit.Model{Model: m, GoName: goName, Schema: js}
 		runtimeModels[i] = runtimeModel(m, js)
 	}
 	if out[FileModel], err = emit.Generate(models, emit.Options{Package: cfg.Package, Document: FileOpenAPI}); err != nil {

@@ -145,7 +145,28 @@ func TestGoGenerateInAFreshModule(t *testing.T) {
 	copyFile("example-plugin/extensions/roles.yaml", "person/extensions/roles.yaml")
 	write("person/doc.go", "// Package person is a plugin generated from its schema.\npackage person\n\n"+
 		"//go:generate go run github.com/svcrun/svc/generator/cmd/svcgen -schema api/openapi.yaml -extensions extensions -out . -package person -plugin example\n")
-	// A user of the generated package: registration, typed client, routes.
+	// A kind holding an initialism: oapi-codegen names its type
+	// HTMLInjection, and every emitted identifier must follow.
+	write("snippet/api/openapi.yaml", `openapi: 3.0.3
+info: {title: snippets, version: 0.1.0}
+paths: {}
+components:
+  schemas:
+    HtmlInjection:
+      x-svc-model: {group: snippets.example.com, version: v1alpha1, kind: HtmlInjection, plural: htmlinjections, singular: htmlinjection}
+      x-svc-indexes:
+        - {name: spec.pageUrl, field: spec.pageUrl}
+      type: object
+      required: [spec]
+      properties:
+        spec:
+          type: object
+          properties:
+            pageUrl: {type: string}
+`)
+	write("snippet/doc.go", "// Package snippet holds a model whose kind holds an initialism.\npackage snippet\n\n"+
+		"//go:generate go run github.com/svcrun/svc/generator/cmd/svcgen -schema api/openapi.yaml -out . -package snippet -plugin snippets\n")
+	// A user of the generated packages: registration, typed client, routes.
 	write("main.go", `package main
 
 import (
@@ -154,6 +175,7 @@ import (
 	"os"
 
 	"example.org/people/person"
+	"example.org/people/snippet"
 	"github.com/svcrun/svc/runtime/client"
 	"github.com/svcrun/svc/runtime/store"
 )
@@ -178,7 +200,17 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(res.Total, res.Items[0].Spec.Name, len(person.OpenAPI()) > 0)
+	hm := snippet.HTMLInjectionModel()
+	if err := st.Register(context.Background(), hm); err != nil {
+		panic(err)
+	}
+	h := snippet.NewHTMLInjection("banner")
+	url := "/about"
+	h.Spec.PageURL = &url
+	if _, err := snippet.NewHTMLInjectionClient(st, hm).Create(context.Background(), h); err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Total, res.Items[0].Spec.Name, len(person.OpenAPI()) > 0, hm.Kind, h.Kind)
 }
 `)
 	run := func(args ...string) string {
@@ -200,7 +232,7 @@ func main() {
 	}
 	run("build", "./...")
 	run("vet", "./...")
-	if out := run("run", ".", t.TempDir()); strings.TrimSpace(out) != "1 Ann true" {
+	if out := run("run", ".", t.TempDir()); strings.TrimSpace(out) != "1 Ann true HtmlInjection HtmlInjection" {
 		t.Fatalf("program printed %q", out)
 	}
 }

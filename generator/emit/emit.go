@@ -37,6 +37,10 @@ const (
 // Model is what the emitter needs about one model.
 type Model struct {
 	*spec.Model
+	// GoName is the Go type name generated for the model, which prefixes
+	// every identifier emitted for it. It differs from Kind when the kind
+	// holds an initialism (HtmlInjection → HTMLInjection). Empty means Kind.
+	GoName string
 	// Schema is the object's full OpenAPI schema as JSON (envelope
 	// included), published through model.Model.Schema.
 	Schema []byte
@@ -80,14 +84,17 @@ func Generate(models []Model, opts Options) ([]byte, error) {
 }
 
 func emitModel(f *jen.File, m Model) error {
-	k := m.Kind
+	k := m.GoName
+	if k == "" {
+		k = m.Kind
+	}
 	lower := strings.ToLower(k[:1]) + k[1:]
 	base := m.BasePath()
 	f.Line()
 	f.Commentf("Identity of the %s model.", k)
 	f.Const().Defs(
 		jen.Id(k+"APIVersion").Op("=").Lit(m.GroupVersionKind.GroupVersion().String()),
-		jen.Id(k+"Kind").Op("=").Lit(k),
+		jen.Id(k+"Kind").Op("=").Lit(m.Kind),
 		jen.Id(k+"Plural").Op("=").Lit(m.Plural),
 		jen.Commentf("%sBasePath is where the %s collection is served.", k, k),
 		jen.Id(k+"BasePath").Op("=").Lit(base),
