@@ -19,6 +19,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/gin-gonic/gin"
@@ -314,26 +315,28 @@ func openAPIDoc(reg *model.Registry, docs func() map[string][]byte, brand string
 		if err != nil {
 			return nil, err
 		}
+		// Each plugin's paths are checked against the generic document and
+		// the plugins merged before it by building the whole again. A
+		// plugin whose components clash with another's gets them
+		// qualified with its name; one that still clashes is left out
+		// alone. This runs only when the set of models or plugins changes.
+		doc := base
 		var extra []*openapi3.T
 		for _, name := range slices.Sorted(maps.Keys(docs)) {
-			d, err := customPaths(base, docs[name], brand)
-			if err != nil {
-				log.Warn("OpenAPI document left out", "plugin", name, "err", err)
-				continue
+			var errs []error
+			for _, qualify := range []bool{false, true} {
+				d, err := customPaths(base, docs[name], brand, name, qualify)
+				if err == nil {
+					var withExtra *openapi3.T
+					if withExtra, err = openapi.Build(models, openapi.Options{Title: "svc API", Extra: append(slices.Clip(extra), d)}); err == nil {
+						doc, extra, errs = withExtra, append(extra, d), nil
+						break
+					}
+				}
+				errs = append(errs, err)
 			}
-			extra = append(extra, d)
-		}
-		doc := base
-		if len(extra) > 0 {
-			// The generic document is built again with the plugins' paths
-			// merged in: Build is what checks them against it. This runs
-			// only when the set of models or started plugins changes.
-			withExtra, err := openapi.Build(models, openapi.Options{Title: "svc API", Extra: extra})
-			if err != nil {
-				// A clash between plugins' documents must not hide the API.
-				log.Warn("console and plugin OpenAPI documents left out", "err", err)
-			} else {
-				doc = withExtra
+			if len(errs) > 0 {
+				log.Warn("OpenAPI document left out", "plugin", name, "err", errors.Join(errs...))
 			}
 		}
 		b, err := openapi.JSON(doc)
@@ -346,17 +349,19 @@ func openAPIDoc(reg *model.Registry, docs func() map[string][]byte, brand string
 }
 
 // customPaths is the part of a plugin's document that the generic
-// document lacks: its custom API paths and the components they use that
+// document lacks: its custom API paths and the components they reach that
 // the generic document does not define. A version-only route, documented
 // under plugin.api.<brand>, is served under api.plugin.<brand> too
-// (CONTRACT §7), and documented there as well.
-func customPaths(base *openapi3.T, raw []byte, brand string) (*openapi3.T, error) {
+// (CONTRACT §7), and documented there as well. With qualify, the kept
+// components are renamed after the plugin (Link of plugin "links-pro"
+// becomes LinksProLink), so that two plugins' components cannot clash.
+func customPaths(base *openapi3.T, raw []byte, brand, plugin string, qualify bool) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(raw)
 	if err != nil {
 		return nil, err
 	}
-	out := &openapi3.T{OpenAPI: doc.OpenAPI, Info: doc.Info, Paths: openapi3.NewPaths(), Components: &openapi3.Components{}}
+	out := &openapi3.T{OpenAPI: doc.OpenAPI, Info: doc.Info, Paths: openapi3.NewPaths(), Components: doc.Components}
 	legacy, current := "/apis/plugin.api."+brand+"/", "/apis/api.plugin."+brand+"/"
 	for path, item := range doc.Paths.Map() {
 		if base.Paths.Value(path) == nil {
@@ -366,12 +371,54 @@ func customPaths(base *openapi3.T, raw []byte, brand string) (*openapi3.T, error
 			out.Paths.Set(current+rest, withoutIDs(item))
 		}
 	}
-	if doc.Components != nil {
-		out.Components.Schemas = missing(base.Components.Schemas, doc.Components.Schemas)
-		out.Components.Parameters = missing(base.Components.Parameters, doc.Components.Parameters)
-		out.Components.Responses = missing(base.Components.Responses, doc.Components.Responses)
+	if out.Components == nil {
+		return out, nil
+	}
+	if out, err = openapi.Prune(out); err != nil {
+		return nil, err
+	}
+	// The document's placeholders for the generic document's own
+	// definitions give way to them.
+	if qualify {
+		prefix := pascal(plugin)
+		out, err = openapi.Rename(out, func(section, name string) string {
+			if section == "schemas" && base.Components.Schemas[name] != nil ||
+				section == "parameters" && base.Components.Parameters[name] != nil ||
+				section == "responses" && base.Components.Responses[name] != nil {
+				return name
+			}
+			return prefix + name
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	c := out.Components
+	out.Components = &openapi3.Components{
+		Schemas:    missing(base.Components.Schemas, c.Schemas),
+		Parameters: missing(base.Components.Parameters, c.Parameters),
+		Responses:  missing(base.Components.Responses, c.Responses),
 	}
 	return out, nil
+}
+
+// pascal turns a plugin name ("links-pro") into an identifier prefix
+// ("LinksPro").
+func pascal(s string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			up = true
+			continue
+		}
+		if up {
+			r = unicode.ToUpper(r)
+		}
+		up = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // withoutIDs copies item without operation ids, which must be unique in

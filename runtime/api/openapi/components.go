@@ -1,0 +1,161 @@
+package openapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// Both functions below work on the document's JSON tree rather than on
+// kin-openapi's types: a $ref can sit in a dozen kinds of node there, and
+// the JSON form has exactly one.
+
+const componentsRef = "#/components/"
+
+// Prune returns a copy of doc without the components its paths do not
+// reach, directly or through other components. A plugin's document
+// declares every schema of its models; only those its own paths use
+// belong in a merged document.
+func Prune(doc *openapi3.T) (*openapi3.T, error) {
+	tree, err := toTree(doc)
+	if err != nil {
+		return nil, err
+	}
+	comps, _ := tree["components"].(map[string]any)
+	keep := map[string]map[string]bool{}
+	var queue [][2]string
+	visit := func(section, name string) {
+		if keep[section] == nil {
+			keep[section] = map[string]bool{}
+		}
+		if !keep[section][name] {
+			keep[section][name] = true
+			queue = append(queue, [2]string{section, name})
+		}
+	}
+	walkRefs(tree["paths"], func(ref string) string {
+		if section, name, ok := splitRef(ref); ok {
+			visit(section, name)
+		}
+		return ref
+	})
+	for len(queue) > 0 {
+		at := queue[0]
+		queue = queue[1:]
+		if sec, ok := comps[at[0]].(map[string]any); ok {
+			walkRefs(sec[at[1]], func(ref string) string {
+				if section, name, ok := splitRef(ref); ok {
+					visit(section, name)
+				}
+				return ref
+			})
+		}
+	}
+	for section, v := range comps {
+		sec, ok := v.(map[string]any)
+		if !ok || section == "securitySchemes" { // named by security requirements, not $refs
+			continue
+		}
+		for name := range sec {
+			if !keep[section][name] {
+				delete(sec, name)
+			}
+		}
+	}
+	return fromTree(tree)
+}
+
+// Rename returns a copy of doc whose components are renamed by
+// rename(section, name), every local $ref following. Security schemes are
+// not renamed: requirements name them without a $ref. Two components
+// renamed to one name are an error.
+func Rename(doc *openapi3.T, rename func(section, name string) string) (*openapi3.T, error) {
+	tree, err := toTree(doc)
+	if err != nil {
+		return nil, err
+	}
+	comps, _ := tree["components"].(map[string]any)
+	for section, v := range comps {
+		sec, ok := v.(map[string]any)
+		if !ok || section == "securitySchemes" {
+			continue
+		}
+		out := make(map[string]any, len(sec))
+		for name, c := range sec {
+			to := rename(section, name)
+			if _, dup := out[to]; dup {
+				return nil, fmt.Errorf("openapi: renaming gives two components %s/%s", section, to)
+			}
+			out[to] = c
+		}
+		comps[section] = out
+	}
+	walkRefs(tree, func(ref string) string {
+		section, name, ok := splitRef(ref)
+		if !ok || section == "securitySchemes" {
+			return ref
+		}
+		if sec, ok := comps[section].(map[string]any); ok {
+			if to := rename(section, name); sec[to] != nil {
+				return componentsRef + section + "/" + to
+			}
+		}
+		return ref
+	})
+	return fromTree(tree)
+}
+
+// splitRef splits "#/components/schemas/Link" into "schemas" and "Link".
+func splitRef(ref string) (section, name string, ok bool) {
+	rest, ok := strings.CutPrefix(ref, componentsRef)
+	if !ok {
+		return "", "", false
+	}
+	section, name, ok = strings.Cut(rest, "/")
+	return section, name, ok && name != "" && !strings.Contains(name, "/")
+}
+
+// walkRefs replaces every "$ref" string under v by f's answer.
+func walkRefs(v any, f func(string) string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, c := range v {
+			if s, ok := c.(string); ok && k == "$ref" {
+				v[k] = f(s)
+				continue
+			}
+			walkRefs(c, f)
+		}
+	case []any:
+		for _, c := range v {
+			walkRefs(c, f)
+		}
+	}
+}
+
+func toTree(doc *openapi3.T) (map[string]any, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: encode document: %w", err)
+	}
+	var tree map[string]any
+	if err := json.Unmarshal(b, &tree); err != nil {
+		return nil, fmt.Errorf("openapi: decode document: %w", err)
+	}
+	return tree, nil
+}
+
+// fromTree loads tree as a document, resolving its local $refs.
+func fromTree(tree map[string]any) (*openapi3.T, error) {
+	b, err := json.Marshal(tree)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: encode document: %w", err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(b)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: reload document: %w", err)
+	}
+	return doc, nil
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/svcrun/svc/runtime/model"
+)
+
+// pluginDoc is a plugin document with one custom path answering the
+// plugin's own Link schema, plus a schema no path uses.
+func pluginDoc(group, prop string) []byte {
+	return []byte(fmt.Sprintf(`{
+  "openapi": "3.0.3",
+  "info": {"title": %[1]q, "version": "1"},
+  "paths": {
+    "/apis/api.%[1]s/v1/links/{name}/resolve": {
+      "get": {
+        "operationId": "resolve_%[2]s",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Link"}}}}}
+      }
+    }
+  },
+  "components": {"schemas": {
+    "Link": {"type": "object", "properties": {"spec": {"$ref": "#/components/schemas/LinkSpec"}}},
+    "LinkSpec": {"type": "object", "properties": {%[2]q: {"type": "string"}}},
+    "Unused": {"type": "object", "properties": {%[2]q: {"type": "integer"}}}
+  }}
+}`, group, prop))
+}
+
+// Two plugins with the same kind in different groups both declare a Link
+// schema: the second gets its components qualified, and neither the
+// console's paths nor either plugin's are left out.
+func TestOpenAPIDocQualifiesClashingPluginComponents(t *testing.T) {
+	reg := model.NewRegistry()
+	for _, g := range []string{"a.example.com", "b.example.com"} {
+		if err := reg.Register(&model.Model{Group: g, Version: "v1", Kind: "Link", Plural: "links", Singular: "link"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	console := []byte(`{"openapi":"3.0.3","info":{"title":"console","version":"1"},
+  "paths":{"/apis/api.console.svc.run/v1alpha1/users/-":{"get":{"operationId":"getCurrentUser","responses":{"200":{"description":"ok"}}}}}}`)
+	docs := map[string][]byte{
+		consoleDoc: console,
+		"links-a":  pluginDoc("a.example.com", "url"),
+		"links-b":  pluginDoc("b.example.com", "href"),
+	}
+	var logs bytes.Buffer
+	build := openAPIDoc(reg, func() map[string][]byte { return docs }, "svc.run", slog.New(slog.NewTextHandler(&logs, nil)))
+	raw, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs.Len() > 0 {
+		t.Errorf("logged: %s", logs.String())
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatalf("served document does not load: %v", err)
+	}
+	for _, p := range []string{"/apis/api.console.svc.run/v1alpha1/users/-", "/apis/api.a.example.com/v1/links/{name}/resolve", "/apis/api.b.example.com/v1/links/{name}/resolve"} {
+		if doc.Paths.Value(p) == nil {
+			t.Errorf("path %s is missing", p)
+		}
+	}
+	schemas := doc.Components.Schemas
+	// The first plugin keeps its names, the second's are qualified, and
+	// the $refs follow.
+	if s := schemas["LinkSpec"]; s == nil || s.Value.Properties["url"] == nil {
+		t.Errorf("LinkSpec = %v", s)
+	}
+	if s := schemas["LinksBLinkSpec"]; s == nil || s.Value.Properties["href"] == nil {
+		t.Errorf("LinksBLinkSpec = %v", s)
+	}
+	ref := doc.Paths.Value("/apis/api.b.example.com/v1/links/{name}/resolve").Get.Responses.Status(200).Value.Content.Get("application/json").Schema.Ref
+	if ref != "#/components/schemas/LinksBLink" {
+		t.Errorf("b's response refers to %s", ref)
+	}
+	for name := range schemas {
+		if strings.Contains(name, "Unused") {
+			t.Errorf("schema %s is served though no path uses it", name)
+		}
+	}
+	if err := doc.Validate(t.Context()); err != nil {
+		t.Errorf("served document is invalid: %v", err)
+	}
+
+	// A plugin that clashes even when qualified (the same operation id)
+	// is left out alone, with a warning.
+	docs["links-c"] = bytes.ReplaceAll(pluginDoc("c.example.com", "src"), []byte("resolve_src"), []byte("resolve_url"))
+	raw, err = build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served struct{ Paths map[string]json.RawMessage }
+	if err := json.Unmarshal(raw, &served); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := served.Paths["/apis/api.c.example.com/v1/links/{name}/resolve"]; ok {
+		t.Error("the clashing plugin's path is served")
+	}
+	if _, ok := served.Paths["/apis/api.b.example.com/v1/links/{name}/resolve"]; !ok {
+		t.Error("one clashing plugin hid another's paths")
+	}
+	if !strings.Contains(logs.String(), "links-c") {
+		t.Errorf("no warning names the plugin left out: %s", logs.String())
+	}
+}
