@@ -104,6 +104,14 @@ func NewManager(opts Options) *Manager {
 		in.phase.Store(&ph)
 		in.wanted.Store(true)
 		m.byName[p.Name()] = in
+		// The generated package function has this shape; a plugin type
+		// that copies it instead of implementing Documented would have
+		// its document ignored without a word.
+		if _, doc := p.(Documented); !doc {
+			if _, near := p.(interface{ OpenAPI() []byte }); near {
+				m.log.Warn("plugin has OpenAPI() []byte but plugin.Documented is OpenAPI(brand string) []byte; its document is not served", "plugin", p.Name())
+			}
+		}
 	}
 	return m
 }

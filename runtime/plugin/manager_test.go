@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -477,5 +478,22 @@ func TestRouteClashFailsOnlyThatPlugin(t *testing.T) {
 	}
 	if s := e.status("GET", "/apis/api.console.svc.run/v1alpha1/users/-", "", false); s != 200 {
 		t.Errorf("console after the clash = %d, want 200", s)
+	}
+}
+
+// oldDocPlugin has the generated package function's shape as a method,
+// which is not plugin.Documented.
+type oldDocPlugin struct{ testPlugin }
+
+func (oldDocPlugin) OpenAPI() []byte { return []byte(`{}`) }
+
+func TestWarnsOfOpenAPIWithoutBrand(t *testing.T) {
+	var logs bytes.Buffer
+	plugin.NewManager(plugin.Options{
+		Plugins: []plugin.Plugin{&oldDocPlugin{testPlugin{name: "old"}}, &testPlugin{name: "plain"}},
+		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if !strings.Contains(logs.String(), "plugin=old") || strings.Contains(logs.String(), "plugin=plain") {
+		t.Errorf("logs = %s", logs.String())
 	}
 }
