@@ -23,6 +23,9 @@ func init() { plugin.Register(Plugin{}) }
 // binaries can also hand it to the server directly.
 type Plugin struct{}
 
+// Core implements plugin.Core: the Post model lives in content.<brand>.
+func (Plugin) Core() {}
+
 // Name implements plugin.Plugin.
 func (Plugin) Name() string { return Name }
 

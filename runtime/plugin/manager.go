@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -325,7 +326,13 @@ func (in *instance) start(ctx context.Context) (err error) {
 	if err := errors.Join(h.errs...); err != nil {
 		return err
 	}
+	_, core := in.p.(Core)
 	for _, d := range h.models {
+		// The generator refuses these for its own brand; a plugin built
+		// for another brand must not take over the service's groups here.
+		if g := d.m.Group; !core && (g == "" || g == m.opts.Brand || strings.HasSuffix(g, "."+m.opts.Brand)) {
+			return fmt.Errorf("model %s: group %q is reserved for the service (the empty group and *.%s); use a group the plugin owns", d.m.GVK(), g, m.opts.Brand)
+		}
 		if err := m.opts.Registry.Register(d.m); err != nil {
 			return fmt.Errorf("model %s: %w", d.m.GVK(), err)
 		}

@@ -485,7 +485,7 @@ func TestRouteClashFailsOnlyThatPlugin(t *testing.T) {
 // which is not plugin.Documented.
 type oldDocPlugin struct{ testPlugin }
 
-func (oldDocPlugin) OpenAPI() []byte { return []byte(`{}`) }
+func (*oldDocPlugin) OpenAPI() []byte { return []byte(`{}`) }
 
 func TestWarnsOfOpenAPIWithoutBrand(t *testing.T) {
 	var logs bytes.Buffer
@@ -495,5 +495,48 @@ func TestWarnsOfOpenAPIWithoutBrand(t *testing.T) {
 	})
 	if !strings.Contains(logs.String(), "plugin=old") || strings.Contains(logs.String(), "plugin=plain") {
 		t.Errorf("logs = %s", logs.String())
+	}
+}
+
+// A plugin built for another brand may carry a model in this brand's
+// reserved groups; it fails to start and serves nothing.
+func TestReservedGroupFailsThePlugin(t *testing.T) {
+	for _, group := range []string{"", "content.svc.run", "svc.run"} {
+		t.Run(group, func(t *testing.T) {
+			p := &testPlugin{name: "squatter", gv: "v1alpha1", model: func() *model.Model {
+				m := storetest.PersonModel()
+				m.Group = group
+				return m
+			}}
+			e := start(t, "", "svc.run", p)
+			msg := e.waitPhase("squatter", plugin.Failed)
+			if !strings.Contains(msg, "reserved") || !strings.Contains(msg, "Person") {
+				t.Errorf("message = %q", msg)
+			}
+			base := "/apis/" + group + "/v1alpha1/persons"
+			if group == "" {
+				base = "/api/v1alpha1/persons"
+			}
+			if s := e.status("GET", base, "", false); s != 404 {
+				t.Errorf("GET %s = %d, want 404", base, s)
+			}
+		})
+	}
+}
+
+type corePlugin struct{ testPlugin }
+
+func (*corePlugin) Core() {}
+
+func TestCorePluginMayUseReservedGroup(t *testing.T) {
+	p := &corePlugin{testPlugin{name: "module", gv: "v1alpha1", model: func() *model.Model {
+		m := storetest.PersonModel()
+		m.Group = "people.svc.run"
+		return m
+	}}}
+	e := start(t, "", "svc.run", p)
+	e.waitPhase("module", plugin.Started)
+	if s := e.status("GET", "/apis/people.svc.run/v1alpha1/persons", "", false); s != 200 {
+		t.Errorf("GET = %d, want 200", s)
 	}
 }

@@ -40,6 +40,14 @@ type Documented interface {
 	OpenAPI(brand string) []byte
 }
 
+// Core marks a module of the service itself packaged as a plugin (the
+// content module): its models may live in the groups reserved for the
+// service, which every other plugin is refused. It is the run-time
+// counterpart of the generator's -core flag.
+type Core interface {
+	Core()
+}
+
 // Stopper is a plugin with work of its own to undo when it stops. Stop is
 // called after its runnables have ended and before its routes and models
 // go away.
