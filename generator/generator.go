@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -49,7 +50,16 @@ type Config struct {
 	// KnownRoles are roles outside the plugin its templates may depend on;
 	// default the built-in roles.
 	KnownRoles []string
+	// Lenient reports the templates' soft issues (roles.Issue.Soft:
+	// breaches of SPEC.md's naming and ownership conventions, parts that
+	// grant nothing) through Warn instead of failing: for templates
+	// ported from Halo as they are.
+	Lenient bool
+	// Warn receives each warning as "file:line: message"; nil drops them.
+	Warn func(string)
 }
+
+var pluginNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // Output file names, relative to Config.Out.
 const (
@@ -77,6 +87,11 @@ func Generate(cfg Config) (map[string][]byte, error) {
 	}
 	if cfg.Plugin == "" {
 		cfg.Plugin = cfg.Package
+	}
+	// The runtime's plugin.Register takes the same names; a bad one would
+	// only fail when a server starts.
+	if len(cfg.Plugin) > 63 || !pluginNameRE.MatchString(cfg.Plugin) {
+		return nil, fmt.Errorf("generator: plugin name %q is not a lowercase DNS label (a-z, 0-9 and '-', at most 63); set -plugin", cfg.Plugin)
 	}
 	if cfg.Brand == "" {
 		cfg.Brand = spec.DefaultBrand
@@ -214,6 +229,14 @@ func templates(doc *spec.Document, pluginDoc *openapi3.T, cfg Config) ([]byte, e
 		}
 	}
 	issues := roles.Check(ts, roles.Options{Plugin: cfg.Plugin, Brand: cfg.Brand, Served: served, KnownRoles: cfg.KnownRoles})
+	if cfg.Lenient {
+		issues = slices.DeleteFunc(issues, func(is roles.Issue) bool {
+			if is.Soft && cfg.Warn != nil {
+				cfg.Warn(is.String())
+			}
+			return is.Soft
+		})
+	}
 	if len(issues) > 0 {
 		ds := make(spec.Diagnostics, len(issues))
 		for i, is := range issues {

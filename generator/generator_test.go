@@ -278,3 +278,75 @@ rules:
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestLenientTemplates ports a Halo template as it is: a strict run
+// refuses its name and its rule on a resource the plugin does not serve,
+// a lenient one warns of both and generates; a hard mistake fails either.
+func TestLenientTemplates(t *testing.T) {
+	root := repoRoot(t)
+	dir := t.TempDir()
+	ext := filepath.Join(dir, "extensions")
+	if err := os.MkdirAll(ext, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(tmpl string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(ext, "roles.yaml"), []byte(tmpl), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`apiVersion: v1alpha1
+kind: Role
+metadata:
+  name: role-template-view-umami
+  labels:
+    halo.run/role-template: "true"
+rules:
+  - apiGroups: [""]
+    resources: [configmaps]
+    resourceNames: [plugin-umami-configMap]
+    verbs: [get]
+`)
+	cfg := generator.Config{Schema: filepath.Join(root, "example-plugin/api/openapi.yaml"), Extensions: ext, Out: dir, Package: "p", Plugin: "umami", Brand: "halo.run"}
+	if _, err := generator.Generate(cfg); err == nil || !strings.Contains(err.Error(), `name must start with "umami-"`) {
+		t.Fatalf("strict: err = %v", err)
+	}
+	var warnings []string
+	cfg.Lenient = true
+	cfg.Warn = func(s string) { warnings = append(warnings, s) }
+	files, err := generator.Generate(cfg)
+	if err != nil {
+		t.Fatalf("lenient: %v", err)
+	}
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "roles.yaml:1:") || !strings.Contains(warnings[1], `resource "configmaps" in group ""`) {
+		t.Errorf("warnings = %q", warnings)
+	}
+	if !strings.Contains(string(files[generator.FileAccess]), "role-template-view-umami") {
+		t.Error("ACCESS.md does not list the ported template")
+	}
+
+	write(`apiVersion: v1alpha1
+kind: Role
+metadata:
+  name: role-template-view-umami
+  labels:
+    halo.run/role-template: "true"
+rules:
+  - apiGroups: [""]
+    resources: [configmaps]
+    verbs: [peek]
+`)
+	if _, err := generator.Generate(cfg); err == nil || !strings.Contains(err.Error(), `unknown verb "peek"`) {
+		t.Fatalf("lenient with an unknown verb: err = %v", err)
+	}
+}
+
+func TestRefusesBadPluginName(t *testing.T) {
+	root := repoRoot(t)
+	for _, name := range []string{"My_Plugin", "-x", strings.Repeat("a", 64)} {
+		_, err := generator.Generate(generator.Config{Schema: filepath.Join(root, "example-plugin/api/openapi.yaml"), Out: t.TempDir(), Package: "p", Plugin: name})
+		if err == nil || !strings.Contains(err.Error(), "plugin name") {
+			t.Errorf("plugin %q: err = %v", name, err)
+		}
+	}
+}

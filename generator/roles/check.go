@@ -40,6 +40,16 @@ type Issue struct {
 	File    string
 	Line    int
 	Message string
+	// Soft marks an issue that access control copes with: a breach of
+	// SPEC.md's conventions for plugin templates (a name without the
+	// plugin's prefix, a rule on a resource the plugin does not serve, a
+	// dependency on an unknown role, a UI permission of another form) or
+	// a part that grants nothing (a rule that can never match, a label
+	// key written as an annotation). Templates written for Halo have them
+	// routinely; a lenient run reports them as warnings. Reserved keys,
+	// unknown verbs, a missing role-template label and malformed
+	// annotations are never soft.
+	Soft bool
 }
 
 func (i Issue) String() string {
@@ -98,6 +108,12 @@ func (c *checker) add(t *Template, line int, format string, args ...any) {
 	c.issues = append(c.issues, Issue{File: t.File, Line: line, Message: name + ": " + fmt.Sprintf(format, args...)})
 }
 
+// soft adds a soft Issue.
+func (c *checker) soft(t *Template, line int, format string, args ...any) {
+	c.add(t, line, format, args...)
+	c.issues[len(c.issues)-1].Soft = true
+}
+
 func (c *checker) template(t *Template) {
 	brand, plugin := c.opts.Brand, c.opts.Plugin
 	if t.APIVersion != "v1alpha1" {
@@ -110,7 +126,7 @@ func (c *checker) template(t *Template) {
 		c.add(t, t.Line, "metadata.name %q is not a valid name (lowercase letters, digits and '-', alphanumeric at both ends, at most 253 characters)", t.Name)
 	}
 	if t.Name != "" && !strings.HasPrefix(t.Name, plugin+"-") {
-		c.add(t, t.Line, "name must start with %q (SPEC.md: <plugin>-role-<view|manage>-<plural>)", plugin+"-")
+		c.soft(t, t.Line, "name must start with %q (SPEC.md: <plugin>-role-<view|manage>-<plural>)", plugin+"-")
 	}
 	if first := c.names[t.Name]; first != t && t.Name != "" {
 		c.add(t, t.Line, "name is also used by the template at %s:%d", first.File, first.Line)
@@ -128,7 +144,9 @@ func (c *checker) template(t *Template) {
 		}
 	}
 	for _, k := range sortedKeys(t.Annotations) {
-		if msg := c.annotationKey(k); msg != "" {
+		if msg := c.annotationKey(k); msg == labelAsAnnotation {
+			c.soft(t, t.Line, "annotation %s: %s", k, msg)
+		} else if msg != "" {
 			c.add(t, t.Line, "annotation %s: %s", k, msg)
 		}
 	}
@@ -187,6 +205,8 @@ func (c *checker) labelKey(key string) string {
 	return fmt.Sprintf("%s is reserved; the labels defined for templates are %s/role-template, %s/hidden, %s/do-not-overwrite and rbac.authorization.%s/aggregate-to-<role>", prefix, b, b, b, b)
 }
 
+const labelAsAnnotation = "this key is a label; as an annotation it has no effect"
+
 // annotationKey returns why an annotation key may not be used on a
 // template, or "".
 func (c *checker) annotationKey(key string) string {
@@ -198,7 +218,7 @@ func (c *checker) annotationKey(key string) string {
 	case !c.brandOwned(prefix), c.annotationDefined(key):
 		return ""
 	case c.labelKey(key) == "":
-		return "this key is a label; as an annotation it has no effect"
+		return labelAsAnnotation
 	}
 	return fmt.Sprintf("%s is reserved; the annotations defined for templates are rbac.authorization.%s/{dependencies,ui-permissions,module,display-name}", prefix, b)
 }
@@ -230,7 +250,7 @@ func (c *checker) dependencies(t *Template) {
 			continue
 		}
 		if _, own := c.names[d]; !own && !c.known[d] {
-			c.add(t, t.Line, "dependency %q is neither a template of plugin %q nor a known role", d, c.opts.Plugin)
+			c.soft(t, t.Line, "dependency %q is neither a template of plugin %q nor a known role", d, c.opts.Plugin)
 		}
 	}
 }
@@ -248,7 +268,7 @@ func (c *checker) uiPermissions(t *Template) {
 	for _, p := range t.UIPermissions {
 		scope, ok := strings.CutPrefix(p, prefix)
 		if !ok || scope == "" || slices.Contains(strings.Split(scope, ":"), "") || strings.ContainsAny(scope, " \t\n") {
-			c.add(t, t.Line, "UI permission %q is not of the form %s<scope> (e.g. %sperson:view)", p, prefix, prefix)
+			c.soft(t, t.Line, "UI permission %q is not of the form %s<scope> (e.g. %sperson:view)", p, prefix, prefix)
 		}
 	}
 }
@@ -263,17 +283,17 @@ func (c *checker) rule(t *Template, i, line int) {
 	}
 	if len(r.NonResourceURLs) > 0 {
 		if len(r.APIGroups) > 0 || len(r.Resources) > 0 || len(r.ResourceNames) > 0 {
-			c.add(t, line, "rule %d: mixes nonResourceURLs with apiGroups/resources/resourceNames; write two rules", n)
+			c.soft(t, line, "rule %d: mixes nonResourceURLs with apiGroups/resources/resourceNames; write two rules", n)
 		}
 		for _, u := range r.NonResourceURLs {
 			if msg := urlProblem(u, r.Verbs); msg != "" {
-				c.add(t, line, "rule %d: nonResourceURL %q %s", n, u, msg)
+				c.soft(t, line, "rule %d: nonResourceURL %q %s", n, u, msg)
 			}
 		}
 		return
 	}
 	if len(r.APIGroups) == 0 || len(r.Resources) == 0 {
-		c.add(t, line, "rule %d: a resource rule needs apiGroups and resources (or use nonResourceURLs); as written it grants nothing", n)
+		c.soft(t, line, "rule %d: a resource rule needs apiGroups and resources (or use nonResourceURLs); as written it grants nothing", n)
 	}
 	for _, g := range r.APIGroups {
 		if g == rbac.All {
@@ -287,7 +307,7 @@ func (c *checker) rule(t *Template, i, line int) {
 			if strings.HasPrefix(res, c.opts.Plugin+"/") {
 				hint = "; rules name <plural> as in the path, not <plugin>/<plural> (CONTRACT §6)"
 			}
-			c.add(t, line, "rule %d: resource %q in group %q is not served by plugin %q%s", n, res, g, c.opts.Plugin, hint)
+			c.soft(t, line, "rule %d: resource %q in group %q is not served by plugin %q%s", n, res, g, c.opts.Plugin, hint)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package roles
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -247,5 +248,52 @@ func TestIssueString(t *testing.T) {
 	}
 	if got := (Issue{File: "a.yaml", Message: "m"}).String(); got != "a.yaml: m" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestSoftIssues checks which issues a lenient run may pass over: every
+// issue of the real Halo corpus is soft (those plugins run under Halo's
+// access control as written), and the issues that make a template
+// dangerous or unreadable are not.
+func TestSoftIssues(t *testing.T) {
+	root := corpusDir(t)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	soft := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		ts, err := Load(filepath.Join(root, e.Name(), "extensions"))
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		for _, is := range Check(ts, Options{Plugin: strings.TrimPrefix(e.Name(), "plugin-"), Brand: "halo.run"}) {
+			if !is.Soft {
+				t.Errorf("%s: hard issue in a real plugin: %s", e.Name(), is)
+			}
+			soft++
+		}
+	}
+	if soft == 0 {
+		t.Error("the corpus gave no soft issues; the check no longer applies its conventions")
+	}
+
+	hard := valid()
+	hard.Labels = map[string]string{"team": "a", "svc.run/role-template": "true", "svc.run/owner": "x"}
+	hard.Rules[0].Verbs = []string{"get", "destroy"}
+	noLabel := valid()
+	noLabel.Name = "example-role-manage-persons"
+	delete(noLabel.Labels, "svc.run/role-template")
+	issues := Check([]Template{hard, noLabel}, exampleOptions)
+	if len(issues) != 4 {
+		t.Fatalf("issues = %v, want 4", issues)
+	}
+	for _, is := range issues {
+		if is.Soft {
+			t.Errorf("soft: %s", is)
+		}
 	}
 }
