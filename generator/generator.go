@@ -146,7 +146,11 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		if goName == "" {
 			return nil, fmt.Errorf("generator: no Go type was generated for %s", m.Kind)
 		}
-		models[i] = emit.Model{Model: m, GoName: goName, Schema: js}
+		defaults, err := emit.Defaults(full)
+		if err != nil {
+			return nil, fmt.Errorf("generator: schema of %s: %w", m.Kind, err)
+		}
+		models[i] = emit.Model{Model: m, GoName: goName, Schema: js, Defaults: defaults}
 		runtimeModels[i] = runtimeModel(m, js)
 	}
 	if out[FileModel], err = emit.Generate(models, emit.Options{Package: cfg.Package, Document: FileOpenAPI}); err != nil {

@@ -161,8 +161,11 @@ components:
       properties:
         spec:
           type: object
+          required: [priority]
           properties:
             pageUrl: {type: string}
+            enabled: {type: boolean, default: true}
+            priority: {type: integer, default: 5}
 `)
 	write("snippet/doc.go", "// Package snippet holds a model whose kind holds an initialism.\npackage snippet\n\n"+
 		"//go:generate go run github.com/svcrun/svc/generator/cmd/svcgen -schema api/openapi.yaml -out . -package snippet -plugin snippets\n")
@@ -177,6 +180,7 @@ import (
 	"example.org/people/person"
 	"example.org/people/snippet"
 	"github.com/svcrun/svc/runtime/client"
+	"github.com/svcrun/svc/runtime/codec"
 	"github.com/svcrun/svc/runtime/store"
 )
 
@@ -210,7 +214,13 @@ func main() {
 	if _, err := snippet.NewHTMLInjectionClient(st, hm).Create(context.Background(), h); err != nil {
 		panic(err)
 	}
-	fmt.Println(res.Total, res.Items[0].Spec.Name, len(person.OpenAPI()) > 0, hm.Kind, h.Kind)
+	// A body leaving out the defaulted fields, the required one included.
+	o, err := codec.Decode(hm, []byte(`+"`"+`{"apiVersion":"snippets.example.com/v1alpha1","kind":"HtmlInjection","metadata":{"name":"d"},"spec":{}}`+"`"+`))
+	if err != nil {
+		panic(err)
+	}
+	d := o.(*snippet.HTMLInjection)
+	fmt.Println(res.Total, res.Items[0].Spec.Name, len(person.OpenAPI()) > 0, hm.Kind, h.Kind, *d.Spec.Enabled, d.Spec.Priority)
 }
 `)
 	run := func(args ...string) string {
@@ -232,7 +242,7 @@ func main() {
 	}
 	run("build", "./...")
 	run("vet", "./...")
-	if out := run("run", ".", t.TempDir()); strings.TrimSpace(out) != "1 Ann true HtmlInjection HtmlInjection" {
+	if out := run("run", ".", t.TempDir()); strings.TrimSpace(out) != "1 Ann true HtmlInjection HtmlInjection true 5" {
 		t.Fatalf("program printed %q", out)
 	}
 }

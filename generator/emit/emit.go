@@ -44,6 +44,9 @@ type Model struct {
 	// Schema is the object's full OpenAPI schema as JSON (envelope
 	// included), published through model.Model.Schema.
 	Schema []byte
+	// Defaults are the schema's default values (see Defaults); nil for
+	// none.
+	Defaults *model.Defaults
 }
 
 // Options configure Generate.
@@ -152,6 +155,9 @@ func emitModel(f *jen.File, m Model) error {
 		jen.Id("ValidateJSON"): jen.Id("Validate" + k + "JSON"),
 		jen.Id("Schema"):       jen.Index().Byte().Parens(jen.Id(lower + "Schema")),
 		jen.Id("IndexVersion"): jen.Lit(indexVersion(m.Model)),
+	}
+	if m.Defaults != nil {
+		modelDict[jen.Id("Defaults")] = defaultsCode(m.Defaults)
 	}
 	if len(indexes) > 0 {
 		modelDict[jen.Id("Indexes")] = jen.Index().Qual(pkgModel, "Index").Values(indexes...)

@@ -59,11 +59,15 @@ func decodeStrict(m *model.Model, data []byte) (object.Object, error) {
 	if m.ValidateJSON != nil {
 		return codec.Decode(m, data)
 	}
+	data, err := codec.WithDefaults(m, data)
+	if err != nil {
+		return nil, err
+	}
 	obj := m.NewObject()
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
-	err := dec.Decode(obj)
+	err = dec.Decode(obj)
 	if err == nil && dec.More() {
 		err = errors.New("unexpected data after the JSON object")
 	}

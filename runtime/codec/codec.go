@@ -69,6 +69,15 @@ func Decode(m *model.Model, data []byte) (object.Object, error) {
 	case err != nil:
 		return nil, &Error{Detail: fmt.Sprintf("cannot decode the object: %v", err)}
 	}
+	// Defaults first, as Halo's typed decode fills them in: a required
+	// property with a default may be left out.
+	if changed, err := m.Defaults.Apply(doc); err != nil {
+		return nil, fmt.Errorf("codec: %s: %w", m.GVK(), err)
+	} else if changed {
+		if data, err = json.Marshal(doc); err != nil {
+			return nil, fmt.Errorf("codec: %s: encode with defaults: %w", m.GVK(), err)
+		}
+	}
 	var errs object.FieldErrors
 	if root, ok := doc.(map[string]any); ok {
 		str := func(k string) *string {
@@ -98,6 +107,26 @@ func Decode(m *model.Model, data []byte) (object.Object, error) {
 	// would check next, on the document, since the object did not decode.
 	errs.Merge(metadataErrors(doc))
 	return nil, &Error{Detail: "the object is invalid; see errors", Fields: errs}
+}
+
+// WithDefaults returns data with m's defaults filled in (data itself when
+// m declares none or data lacks nothing). Data that is not JSON is
+// returned as it is, for the decode that follows to report.
+func WithDefaults(m *model.Model, data []byte) ([]byte, error) {
+	if m.Defaults == nil {
+		return data, nil
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if dec.Decode(&doc) != nil {
+		return data, nil
+	}
+	changed, err := m.Defaults.Apply(doc)
+	if err != nil || !changed {
+		return data, err
+	}
+	return json.Marshal(doc)
 }
 
 // metadataErrors checks the metadata of a document with the store's rules

@@ -102,6 +102,14 @@ type Model struct {
 	// mistyped fields precisely. Nil leaves that to the typed decode.
 	ValidateJSON func(doc any, errs *object.FieldErrors)
 
+	// Defaults are the default values the schema declares. They fill in
+	// the absent properties of every object that arrives as JSON or YAML
+	// (request bodies, patched objects, extension files) before it is
+	// validated, as Halo's typed models fill theirs in when they decode.
+	// Objects written in process through a typed client are stored as
+	// given. Nil: the schema declares none.
+	Defaults *Defaults
+
 	// Schema is the object's OpenAPI 3.0 schema as JSON, envelope
 	// included, published in the served OpenAPI document. Nil publishes a
 	// free-form spec and status.
