@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,9 +13,14 @@ import (
 	"github.com/svcrun/svc/runtime/store/storetest"
 )
 
-// fuzzHandler serves a memory store with one object, "ann".
+// fuzzHandler serves a memory store with one object, "ann", of a model
+// with defaults, so every decode also fills them in.
 func fuzzHandler(f *testing.F) http.Handler {
 	m := storetest.PersonModel()
+	m.Defaults = &model.Defaults{Props: map[string]*model.Defaults{"spec": {Props: map[string]*model.Defaults{
+		"age":  {Value: json.RawMessage(`18`)},
+		"tags": {Value: json.RawMessage(`["new"]`)},
+	}}}}
 	st := storetest.Open(f, store.Options{}, m)
 	reg := model.NewRegistry()
 	reg.Register(m)
