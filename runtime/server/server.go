@@ -19,7 +19,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/gin-gonic/gin"
@@ -380,7 +379,7 @@ func customPaths(base *openapi3.T, raw []byte, brand, plugin string, qualify boo
 	// The document's placeholders for the generic document's own
 	// definitions give way to them.
 	if qualify {
-		prefix := pascal(plugin)
+		prefix := openapi.Pascal(plugin)
 		out, err = openapi.Rename(out, func(section, name string) string {
 			if section == "schemas" && base.Components.Schemas[name] != nil ||
 				section == "parameters" && base.Components.Parameters[name] != nil ||
@@ -400,25 +399,6 @@ func customPaths(base *openapi3.T, raw []byte, brand, plugin string, qualify boo
 		Responses:  missing(base.Components.Responses, c.Responses),
 	}
 	return out, nil
-}
-
-// pascal turns a plugin name ("links-pro") into an identifier prefix
-// ("LinksPro").
-func pascal(s string) string {
-	var b strings.Builder
-	up := true
-	for _, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			up = true
-			continue
-		}
-		if up {
-			r = unicode.ToUpper(r)
-		}
-		up = false
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // withoutIDs copies item without operation ids, which must be unique in

@@ -60,7 +60,7 @@ func ident(m *model.Model, level int) string {
 	case levelGroup:
 		g := "Core"
 		if m.Group != "" {
-			g = pascal(m.Group)
+			g = Pascal(m.Group)
 		}
 		return m.Kind + g
 	default:
@@ -68,8 +68,10 @@ func ident(m *model.Model, level int) string {
 	}
 }
 
-// pascal turns "people.example.com" into "PeopleExampleCom".
-func pascal(s string) string {
+// Pascal turns a group or plugin name into an identifier part:
+// "people.example.com" into "PeopleExampleCom", "links-pro" into
+// "LinksPro".
+func Pascal(s string) string {
 	var b strings.Builder
 	up := true
 	for _, r := range s {
