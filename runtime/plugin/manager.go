@@ -328,10 +328,15 @@ func (in *instance) start(ctx context.Context) (err error) {
 	}
 	_, core := in.p.(Core)
 	for _, d := range h.models {
-		// The generator refuses these for its own brand; a plugin built
-		// for another brand must not take over the service's groups here.
-		if g := d.m.Group; !core && (g == "" || g == m.opts.Brand || strings.HasSuffix(g, "."+m.opts.Brand)) {
-			return fmt.Errorf("model %s: group %q is reserved for the service (the empty group and *.%s); use a group the plugin owns", d.m.GVK(), g, m.opts.Brand)
+		// The /api prefix is the service's (SPEC.md): a plugin model in the
+		// empty group is refused. Groups under the brand are reserved too,
+		// but Halo's own plugins live in core.halo.run, and serving them
+		// there under --brand-domain halo.run is what lets Halo's clients
+		// work: those are started, with a warning.
+		if g := d.m.Group; !core && g == "" {
+			return fmt.Errorf("model %s: the empty group (/api) is reserved for the service; use a group the plugin owns", d.m.GVK())
+		} else if !core && (g == m.opts.Brand || strings.HasSuffix(g, "."+m.opts.Brand)) {
+			h.log.Warn("model in a group reserved for the service", "model", d.m.GVK().String(), "group", g)
 		}
 		if err := m.opts.Registry.Register(d.m); err != nil {
 			return fmt.Errorf("model %s: %w", d.m.GVK(), err)

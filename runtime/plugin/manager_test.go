@@ -498,29 +498,33 @@ func TestWarnsOfOpenAPIWithoutBrand(t *testing.T) {
 	}
 }
 
-// A plugin built for another brand may carry a model in this brand's
-// reserved groups; it fails to start and serves nothing.
-func TestReservedGroupFailsThePlugin(t *testing.T) {
-	for _, group := range []string{"", "content.svc.run", "svc.run"} {
-		t.Run(group, func(t *testing.T) {
-			p := &testPlugin{name: "squatter", gv: "v1alpha1", model: func() *model.Model {
-				m := storetest.PersonModel()
-				m.Group = group
-				return m
-			}}
-			e := start(t, "", "svc.run", p)
-			msg := e.waitPhase("squatter", plugin.Failed)
-			if !strings.Contains(msg, "reserved") || !strings.Contains(msg, "Person") {
-				t.Errorf("message = %q", msg)
-			}
-			base := "/apis/" + group + "/v1alpha1/persons"
-			if group == "" {
-				base = "/api/v1alpha1/persons"
-			}
-			if s := e.status("GET", base, "", false); s != 404 {
-				t.Errorf("GET %s = %d, want 404", base, s)
-			}
-		})
+// A plugin model in the empty group (/api, the service's) fails the
+// plugin; one under the brand's groups starts, as Halo's own plugins in
+// core.halo.run must under --brand-domain halo.run, with a warning.
+func TestReservedGroups(t *testing.T) {
+	p := &testPlugin{name: "squatter", gv: "v1alpha1", model: func() *model.Model {
+		m := storetest.PersonModel()
+		m.Group = ""
+		return m
+	}}
+	e := start(t, "", "svc.run", p)
+	msg := e.waitPhase("squatter", plugin.Failed)
+	if !strings.Contains(msg, "reserved") || !strings.Contains(msg, "Person") {
+		t.Errorf("message = %q", msg)
+	}
+	if s := e.status("GET", "/api/v1alpha1/persons", "", false); s != 404 {
+		t.Errorf("GET /api/v1alpha1/persons = %d, want 404", s)
+	}
+
+	brandGroup := &testPlugin{name: "links", gv: "v1alpha1", model: func() *model.Model {
+		m := storetest.PersonModel()
+		m.Group = "core.svc.run"
+		return m
+	}}
+	e = start(t, "", "svc.run", brandGroup)
+	e.waitPhase("links", plugin.Started)
+	if s := e.status("GET", "/apis/core.svc.run/v1alpha1/persons", "", false); s != 200 {
+		t.Errorf("GET /apis/core.svc.run/v1alpha1/persons = %d, want 200", s)
 	}
 }
 

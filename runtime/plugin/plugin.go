@@ -42,8 +42,9 @@ type Documented interface {
 
 // Core marks a module of the service itself packaged as a plugin (the
 // content module): its models may live in the groups reserved for the
-// service, which every other plugin is refused. It is the run-time
-// counterpart of the generator's -core flag.
+// service. Another plugin is refused the empty group and warned of the
+// brand's groups. It is the run-time counterpart of the generator's -core
+// flag.
 type Core interface {
 	Core()
 }
