@@ -55,7 +55,8 @@ type Config struct {
 	// grant nothing) through Warn instead of failing: for templates
 	// ported from Halo as they are.
 	Lenient bool
-	// Warn receives each warning as "file:line: message"; nil drops them.
+	// Warn receives each warning (a template's as "file:line: message");
+	// nil drops them.
 	Warn func(string)
 }
 
@@ -88,10 +89,11 @@ func Generate(cfg Config) (map[string][]byte, error) {
 	if cfg.Plugin == "" {
 		cfg.Plugin = cfg.Package
 	}
-	// The runtime's plugin.Register takes the same names; a bad one would
-	// only fail when a server starts.
-	if len(cfg.Plugin) > 63 || !pluginNameRE.MatchString(cfg.Plugin) {
-		return nil, fmt.Errorf("generator: plugin name %q is not a lowercase DNS label (a-z, 0-9 and '-', at most 63); set -plugin", cfg.Plugin)
+	// plugin.Register refuses such a name when a server starts. Halo's
+	// manifests use names like PluginLinks, which a port may still pass
+	// to check its templates against, so this only warns.
+	if (len(cfg.Plugin) > 63 || !pluginNameRE.MatchString(cfg.Plugin)) && cfg.Warn != nil {
+		cfg.Warn(fmt.Sprintf("plugin name %q is not a lowercase DNS label (a-z, 0-9 and '-', at most 63): plugin.Register will refuse it; set -plugin", cfg.Plugin))
 	}
 	if cfg.Brand == "" {
 		cfg.Brand = spec.DefaultBrand

@@ -333,12 +333,17 @@ func TestLenientTemplates(t *testing.T) {
 	}
 }
 
-func TestRefusesBadPluginName(t *testing.T) {
+func TestWarnsOfBadPluginName(t *testing.T) {
 	root := repoRoot(t)
-	for _, name := range []string{"My_Plugin", "-x", strings.Repeat("a", 64)} {
-		_, err := generator.Generate(generator.Config{Schema: filepath.Join(root, "example-plugin/api/openapi.yaml"), Out: t.TempDir(), Package: "p", Plugin: name})
-		if err == nil || !strings.Contains(err.Error(), "plugin name") {
-			t.Errorf("plugin %q: err = %v", name, err)
+	for name, bad := range map[string]bool{"My_Plugin": true, "PluginLinks": true, "-x": true, strings.Repeat("a", 64): true, "links-pro": false} {
+		var warnings []string
+		_, err := generator.Generate(generator.Config{Schema: filepath.Join(root, "example-plugin/api/openapi.yaml"), Out: t.TempDir(), Package: "p", Plugin: name,
+			Warn: func(s string) { warnings = append(warnings, s) }})
+		if err != nil {
+			t.Errorf("plugin %q: %v", name, err)
+		}
+		if warned := len(warnings) == 1 && strings.Contains(warnings[0], "plugin name"); warned != bad {
+			t.Errorf("plugin %q: warnings %q", name, warnings)
 		}
 	}
 }
