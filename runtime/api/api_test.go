@@ -570,6 +570,12 @@ func TestDefaultsFillAbsentFields(t *testing.T) {
 			if r := e.do("GET", base+"/ann", "", ""); spec(r.json(t)) != `{"age":30,"name":"Ann","tags":["new"]}` {
 				t.Errorf("stored spec = %s", r.body)
 			}
+			// Filling in defaults must not drop what follows the object.
+			r = e.do("POST", base, "application/json", `{`+id+`"metadata":{"name":"cy"},"spec":{"name":"Cy"}} {"x":1}`)
+			expectProblem(t, r, 400)
+			if r := e.do("GET", base+"/cy", "", ""); r.status != 404 {
+				t.Errorf("a body with trailing data was stored: %d", r.status)
+			}
 		})
 	}
 }

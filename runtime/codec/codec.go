@@ -110,8 +110,8 @@ func Decode(m *model.Model, data []byte) (object.Object, error) {
 }
 
 // WithDefaults returns data with m's defaults filled in (data itself when
-// m declares none or data lacks nothing). Data that is not JSON is
-// returned as it is, for the decode that follows to report.
+// m declares none or data lacks nothing). Data that is not one JSON value
+// is returned as it is, for the decode that follows to report.
 func WithDefaults(m *model.Model, data []byte) ([]byte, error) {
 	if m.Defaults == nil {
 		return data, nil
@@ -121,6 +121,9 @@ func WithDefaults(m *model.Model, data []byte) ([]byte, error) {
 	dec.UseNumber()
 	if dec.Decode(&doc) != nil {
 		return data, nil
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return data, nil // trailing data: the decode that follows refuses it
 	}
 	changed, err := m.Defaults.Apply(doc)
 	if err != nil || !changed {
