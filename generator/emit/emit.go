@@ -91,7 +91,7 @@ func emitModel(f *jen.File, m Model) error {
 	if k == "" {
 		k = m.Kind
 	}
-	lower := strings.ToLower(k[:1]) + k[1:]
+	lower := unexported(k)
 	base := m.BasePath()
 	f.Line()
 	f.Commentf("Identity of the %s model.", k)
@@ -210,6 +210,23 @@ func emitModel(f *jen.File, m Model) error {
 		route("PUT", "/:name/status", "UpdateStatus", "update, subresource status"),
 	)
 	return nil
+}
+
+// unexported lower-cases the leading upper-case run of a Go name, keeping
+// the capital that starts the next word: Person → person, HTMLInjection →
+// htmlInjection, URL → url.
+func unexported(name string) string {
+	n := 0
+	for n < len(name) && name[n] >= 'A' && name[n] <= 'Z' {
+		n++
+	}
+	if n > 1 && n < len(name) && name[n] >= 'a' && name[n] <= 'z' {
+		n-- // the last capital starts the next word
+	}
+	if n == 0 {
+		return name
+	}
+	return strings.ToLower(name[:n]) + name[n:]
 }
 
 // route mounts one handler at the base path (the local variable base)
