@@ -215,7 +215,7 @@ func main() {
 		panic(err)
 	}
 	// A body leaving out the defaulted fields, the required one included.
-	o, err := codec.Decode(hm, []byte(`+"`"+`{"apiVersion":"snippets.example.com/v1alpha1","kind":"HtmlInjection","metadata":{"name":"d"},"spec":{}}`+"`"+`))
+	o, err := codec.DecodeNew(hm, []byte(`+"`"+`{"apiVersion":"snippets.example.com/v1alpha1","kind":"HtmlInjection","metadata":{"name":"d"},"spec":{}}`+"`"+`))
 	if err != nil {
 		panic(err)
 	}

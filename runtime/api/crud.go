@@ -99,7 +99,7 @@ func (a *modelAPI) get(c *gin.Context) error {
 }
 
 func (a *modelAPI) create(c *gin.Context) error {
-	obj, _, err := decodeBody(c, a.m)
+	obj, err := DecodeNewBody(c, a.m)
 	if err != nil {
 		return err
 	}

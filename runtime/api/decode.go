@@ -52,6 +52,20 @@ func decodeBody(c *gin.Context, m *model.Model) (object.Object, []byte, error) {
 	return obj, body, err
 }
 
+// DecodeNewBody is DecodeBody for a body that describes a new object:
+// m's defaults fill in what it leaves out (codec.DecodeNew says why only
+// new objects). The generic create and custom handlers that create use it.
+func DecodeNewBody(c *gin.Context, m *model.Model) (object.Object, error) {
+	body, err := readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	if body, err = codec.WithDefaults(m, body); err != nil {
+		return nil, err
+	}
+	return decodeStrict(m, body)
+}
+
 // decodeStrict decodes data into a new object of m. Malformed JSON, a value
 // of the wrong type and a field the model does not declare are 400s naming
 // the field.
@@ -59,15 +73,11 @@ func decodeStrict(m *model.Model, data []byte) (object.Object, error) {
 	if m.ValidateJSON != nil {
 		return codec.Decode(m, data)
 	}
-	data, err := codec.WithDefaults(m, data)
-	if err != nil {
-		return nil, err
-	}
 	obj := m.NewObject()
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
-	err = dec.Decode(obj)
+	err := dec.Decode(obj)
 	if err == nil && dec.More() {
 		err = errors.New("unexpected data after the JSON object")
 	}

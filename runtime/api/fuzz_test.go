@@ -14,7 +14,7 @@ import (
 )
 
 // fuzzHandler serves a memory store with one object, "ann", of a model
-// with defaults, so every decode also fills them in.
+// with defaults, so creates also fill them in.
 func fuzzHandler(f *testing.F) http.Handler {
 	m := storetest.PersonModel()
 	m.Defaults = &model.Defaults{Props: map[string]*model.Defaults{"spec": {Props: map[string]*model.Defaults{

@@ -69,15 +69,6 @@ func Decode(m *model.Model, data []byte) (object.Object, error) {
 	case err != nil:
 		return nil, &Error{Detail: fmt.Sprintf("cannot decode the object: %v", err)}
 	}
-	// Defaults first, as Halo's typed decode fills them in: a required
-	// property with a default may be left out.
-	if changed, err := m.Defaults.Apply(doc); err != nil {
-		return nil, fmt.Errorf("codec: %s: %w", m.GVK(), err)
-	} else if changed {
-		if data, err = json.Marshal(doc); err != nil {
-			return nil, fmt.Errorf("codec: %s: encode with defaults: %w", m.GVK(), err)
-		}
-	}
 	var errs object.FieldErrors
 	if root, ok := doc.(map[string]any); ok {
 		str := func(k string) *string {
@@ -109,6 +100,21 @@ func Decode(m *model.Model, data []byte) (object.Object, error) {
 	return nil, &Error{Detail: "the object is invalid; see errors", Fields: errs}
 }
 
+// DecodeNew is Decode for an object described whole for the first time
+// (a create, an extension file): m's defaults fill in what data leaves
+// out first, so a required property with a default may be left out.
+// Updates, patches and status writes decode with Decode: their bodies
+// stand on the stored object, whose empty lists and maps read as absent
+// (the generated types omit them), and defaulting those again would turn
+// an identical write into a change.
+func DecodeNew(m *model.Model, data []byte) (object.Object, error) {
+	data, err := WithDefaults(m, data)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(m, data)
+}
+
 // WithDefaults returns data with m's defaults filled in (data itself when
 // m declares none or data lacks nothing). Data that is not one JSON value
 // is returned as it is, for the decode that follows to report.
@@ -126,10 +132,17 @@ func WithDefaults(m *model.Model, data []byte) ([]byte, error) {
 		return data, nil // trailing data: the decode that follows refuses it
 	}
 	changed, err := m.Defaults.Apply(doc)
-	if err != nil || !changed {
-		return data, err
+	if err != nil {
+		return nil, fmt.Errorf("codec: %s: %w", m.GVK(), err)
 	}
-	return json.Marshal(doc)
+	if !changed {
+		return data, nil
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("codec: %s: encode with defaults: %w", m.GVK(), err)
+	}
+	return out, nil
 }
 
 // metadataErrors checks the metadata of a document with the store's rules

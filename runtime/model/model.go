@@ -103,11 +103,12 @@ type Model struct {
 	ValidateJSON func(doc any, errs *object.FieldErrors)
 
 	// Defaults are the default values the schema declares. They fill in
-	// the absent properties of every object that arrives as JSON or YAML
-	// (request bodies, patched objects, extension files) before it is
-	// validated, as Halo's typed models fill theirs in when they decode.
-	// Objects written in process through a typed client are stored as
-	// given. Nil: the schema declares none.
+	// the absent properties of an object described whole for the first
+	// time, a create's body or an extension file, before it is validated,
+	// as Halo's typed models fill theirs in. Updates, patches and status
+	// writes are not defaulted again (codec.DecodeNew says why); objects
+	// written in process through a typed client are stored as given.
+	// Nil: the schema declares none.
 	Defaults *Defaults
 
 	// Schema is the object's OpenAPI 3.0 schema as JSON, envelope

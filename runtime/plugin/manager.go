@@ -494,7 +494,7 @@ func (in *instance) loadExtensions(ctx context.Context) error {
 		Brand:  m.opts.Brand,
 		Lookup: m.opts.Registry.ByKind,
 		Decode: func(md *model.Model, data []byte) error {
-			obj, err := codec.Decode(md, data)
+			obj, err := codec.DecodeNew(md, data)
 			if err != nil {
 				return err
 			}
@@ -524,7 +524,7 @@ func (in *instance) loadExtensions(ctx context.Context) error {
 // either carries <brand>/do-not-overwrite. It reports whether it wrote.
 func (m *Manager) writeDocument(ctx context.Context, d *Document) (bool, error) {
 	for attempt := 0; ; attempt++ {
-		obj, err := codec.Decode(d.Model, d.JSON)
+		obj, err := codec.DecodeNew(d.Model, d.JSON)
 		if err != nil {
 			return false, err
 		}

@@ -544,3 +544,27 @@ func TestCorePluginMayUseReservedGroup(t *testing.T) {
 		t.Errorf("GET = %d, want 200", s)
 	}
 }
+
+// An extension file is a new object described whole: the model's
+// defaults fill in what it leaves out.
+func TestExtensionFilesGetDefaults(t *testing.T) {
+	p := &testPlugin{name: "people", gv: "v1alpha1",
+		model: func() *model.Model {
+			m := storetest.PersonModel()
+			m.Defaults = &model.Defaults{Props: map[string]*model.Defaults{"spec": {Props: map[string]*model.Defaults{
+				"age": {Value: json.RawMessage(`18`)},
+			}}}}
+			return m
+		},
+		files: fstest.MapFS{"ann.yaml": {Data: []byte("apiVersion: people.example.com/v1alpha1\nkind: Person\nmetadata:\n  name: ann\nspec:\n  name: Ann\n")}},
+	}
+	e := start(t, "", "svc.run", p)
+	e.waitPhase("people", plugin.Started)
+	status, obj := e.do("GET", "/apis/people.example.com/v1alpha1/persons/ann", "", false)
+	if status != 200 {
+		t.Fatalf("GET ann = %d", status)
+	}
+	if age := obj["spec"].(map[string]any)["age"]; age != float64(18) {
+		t.Errorf("spec.age = %v, want the default 18", age)
+	}
+}
