@@ -113,3 +113,62 @@ func TestOpenAPIDocQualifiesClashingPluginComponents(t *testing.T) {
 		t.Errorf("no warning names the plugin left out: %s", logs.String())
 	}
 }
+
+// listDoc is a plugin document whose custom path answers its own List
+// schema, with a request body and a response header by reference.
+func listDoc(group, prop string) []byte {
+	return []byte(fmt.Sprintf(`{
+  "openapi": "3.0.3",
+  "info": {"title": %[1]q, "version": "1"},
+  "paths": {"/apis/api.%[1]s/v1/things/-/search": {"post": {
+    "operationId": "search_%[2]s",
+    "requestBody": {"$ref": "#/components/requestBodies/Query"},
+    "responses": {"200": {"description": "ok",
+      "headers": {"X-Total": {"$ref": "#/components/headers/Total"}},
+      "content": {"application/json": {"schema": {"$ref": "#/components/schemas/List"}}}}}}}},
+  "components": {
+    "schemas": {"List": {"type": "object", "properties": {%[2]q: {"type": "string"}}}},
+    "requestBodies": {"Query": {"content": {"application/json": {"schema": {"type": "object", "properties": {%[2]q: {"type": "string"}}}}}}},
+    "headers": {"Total": {"schema": {"type": "integer"}}}
+  }
+}`, group, prop))
+}
+
+// Qualifying a plugin's components must not land on a name the generic
+// document has (plugin "person", component "List", model Person's
+// "PersonList"): that plugin is left out alone. Components of every kind
+// a path reaches are served, not only schemas, parameters and responses.
+func TestOpenAPIDocQualifiedNamesAndAllComponentKinds(t *testing.T) {
+	reg := model.NewRegistry()
+	if err := reg.Register(&model.Model{Group: "people.example.com", Version: "v1", Kind: "Person", Plural: "persons", Singular: "person"}); err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string][]byte{"a": listDoc("a.example.com", "x"), "person": listDoc("p.example.com", "y")}
+	var logs bytes.Buffer
+	raw, err := openAPIDoc(reg, func() map[string][]byte { return docs }, "svc.run", slog.New(slog.NewTextHandler(&logs, nil)))()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatalf("served document does not load: %v", err)
+	}
+	if err := doc.Validate(t.Context()); err != nil {
+		t.Errorf("served document is invalid: %v", err)
+	}
+	if doc.Paths.Value("/apis/api.a.example.com/v1/things/-/search") == nil {
+		t.Error("plugin a's path is missing")
+	}
+	if doc.Paths.Value("/apis/api.p.example.com/v1/things/-/search") != nil {
+		t.Error("plugin person's path is served, pointing at the generic PersonList")
+	}
+	if !strings.Contains(logs.String(), "plugin=person") || !strings.Contains(logs.String(), "PersonList") {
+		t.Errorf("no warning names the plugin and the name: %s", logs.String())
+	}
+	if doc.Components.RequestBodies["Query"] == nil || doc.Components.Headers["Total"] == nil {
+		t.Errorf("request bodies %v, headers %v", doc.Components.RequestBodies, doc.Components.Headers)
+	}
+	if p := doc.Components.Schemas["PersonList"]; p == nil || p.Value.Properties["y"] != nil {
+		t.Error("the generic PersonList was replaced")
+	}
+}

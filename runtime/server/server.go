@@ -378,25 +378,64 @@ func customPaths(base *openapi3.T, raw []byte, brand, plugin string, qualify boo
 	}
 	// The document's placeholders for the generic document's own
 	// definitions give way to them.
+	bc := base.Components
+	has := func(section, name string) bool {
+		switch section {
+		case "schemas":
+			return bc.Schemas[name] != nil
+		case "parameters":
+			return bc.Parameters[name] != nil
+		case "headers":
+			return bc.Headers[name] != nil
+		case "requestBodies":
+			return bc.RequestBodies[name] != nil
+		case "responses":
+			return bc.Responses[name] != nil
+		case "securitySchemes":
+			return bc.SecuritySchemes[name] != nil
+		case "examples":
+			return bc.Examples[name] != nil
+		case "links":
+			return bc.Links[name] != nil
+		case "callbacks":
+			return bc.Callbacks[name] != nil
+		}
+		return false
+	}
 	if qualify {
 		prefix := openapi.Pascal(plugin)
+		var taken []string
 		out, err = openapi.Rename(out, func(section, name string) string {
-			if section == "schemas" && base.Components.Schemas[name] != nil ||
-				section == "parameters" && base.Components.Parameters[name] != nil ||
-				section == "responses" && base.Components.Responses[name] != nil {
+			if has(section, name) {
 				return name
+			}
+			if has(section, prefix+name) {
+				// The generic document has the qualified name already
+				// (plugin "person", component "List"): pointing the
+				// plugin's references at it would be silently wrong.
+				taken = append(taken, section+"/"+prefix+name)
 			}
 			return prefix + name
 		})
 		if err != nil {
 			return nil, err
 		}
+		if len(taken) > 0 {
+			slices.Sort(taken)
+			return nil, fmt.Errorf("qualified component names %s are the generic document's", strings.Join(slices.Compact(taken), ", "))
+		}
 	}
 	c := out.Components
 	out.Components = &openapi3.Components{
-		Schemas:    missing(base.Components.Schemas, c.Schemas),
-		Parameters: missing(base.Components.Parameters, c.Parameters),
-		Responses:  missing(base.Components.Responses, c.Responses),
+		Schemas:         missing(bc.Schemas, c.Schemas),
+		Parameters:      missing(bc.Parameters, c.Parameters),
+		Headers:         missing(bc.Headers, c.Headers),
+		RequestBodies:   missing(bc.RequestBodies, c.RequestBodies),
+		Responses:       missing(bc.Responses, c.Responses),
+		SecuritySchemes: missing(bc.SecuritySchemes, c.SecuritySchemes),
+		Examples:        missing(bc.Examples, c.Examples),
+		Links:           missing(bc.Links, c.Links),
+		Callbacks:       missing(bc.Callbacks, c.Callbacks),
 	}
 	return out, nil
 }

@@ -36,7 +36,7 @@ func Prune(doc *openapi3.T) (*openapi3.T, error) {
 		}
 	}
 	walkRefs(tree["paths"], func(ref string) string {
-		if section, name, ok := splitRef(ref); ok {
+		if section, name, _, ok := splitRef(ref); ok {
 			visit(section, name)
 		}
 		return ref
@@ -46,7 +46,7 @@ func Prune(doc *openapi3.T) (*openapi3.T, error) {
 		queue = queue[1:]
 		if sec, ok := comps[at[0]].(map[string]any); ok {
 			walkRefs(sec[at[1]], func(ref string) string {
-				if section, name, ok := splitRef(ref); ok {
+				if section, name, _, ok := splitRef(ref); ok {
 					visit(section, name)
 				}
 				return ref
@@ -93,13 +93,13 @@ func Rename(doc *openapi3.T, rename func(section, name string) string) (*openapi
 		comps[section] = out
 	}
 	walkRefs(tree, func(ref string) string {
-		section, name, ok := splitRef(ref)
+		section, name, rest, ok := splitRef(ref)
 		if !ok || section == "securitySchemes" {
 			return ref
 		}
 		if sec, ok := comps[section].(map[string]any); ok {
 			if to := rename(section, name); sec[to] != nil {
-				return componentsRef + section + "/" + to
+				return componentsRef + section + "/" + pointerEscaper.Replace(to) + rest
 			}
 		}
 		return ref
@@ -107,17 +107,34 @@ func Rename(doc *openapi3.T, rename func(section, name string) string) (*openapi
 	return fromTree(tree)
 }
 
-// splitRef splits "#/components/schemas/Link" into "schemas" and "Link".
-func splitRef(ref string) (section, name string, ok bool) {
-	rest, ok := strings.CutPrefix(ref, componentsRef)
+var (
+	pointerEscaper   = strings.NewReplacer("~", "~0", "/", "~1")
+	pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+)
+
+// splitRef splits "#/components/schemas/Link/properties/spec" into
+// "schemas", "Link" (JSON-pointer escapes undone) and the rest,
+// "/properties/spec".
+func splitRef(ref string) (section, name, rest string, ok bool) {
+	tail, ok := strings.CutPrefix(ref, componentsRef)
 	if !ok {
-		return "", "", false
+		return "", "", "", false
 	}
-	section, name, ok = strings.Cut(rest, "/")
-	return section, name, ok && name != "" && !strings.Contains(name, "/")
+	section, tail, ok = strings.Cut(tail, "/")
+	if !ok {
+		return "", "", "", false
+	}
+	name, rest = tail, ""
+	if i := strings.IndexByte(tail, '/'); i >= 0 {
+		name, rest = tail[:i], tail[i:]
+	}
+	return section, pointerUnescaper.Replace(name), rest, name != ""
 }
 
-// walkRefs replaces every "$ref" string under v by f's answer.
+// walkRefs replaces every reference under v by f's answer: each "$ref"
+// string, and each value of a discriminator's mapping (a reference, or a
+// bare schema name, which is passed to f as a reference and given back
+// bare).
 func walkRefs(v any, f func(string) string) {
 	switch v := v.(type) {
 	case map[string]any:
@@ -125,6 +142,23 @@ func walkRefs(v any, f func(string) string) {
 			if s, ok := c.(string); ok && k == "$ref" {
 				v[k] = f(s)
 				continue
+			}
+			if d, ok := c.(map[string]any); ok && k == "discriminator" {
+				if mapping, ok := d["mapping"].(map[string]any); ok {
+					for mk, mv := range mapping {
+						s, ok := mv.(string)
+						switch {
+						case !ok:
+						case strings.HasPrefix(s, "#"):
+							mapping[mk] = f(s)
+						default:
+							to := f(componentsRef + "schemas/" + pointerEscaper.Replace(s))
+							if _, name, rest, ok := splitRef(to); ok && rest == "" {
+								mapping[mk] = name
+							}
+						}
+					}
+				}
 			}
 			walkRefs(c, f)
 		}

@@ -99,3 +99,57 @@ func TestRenameFollowsRefs(t *testing.T) {
 		t.Error("renaming two components to one name was accepted")
 	}
 }
+
+// A discriminator's mapping names schemas too, as references or bare
+// names; a reference may point inside a component, and a component name
+// may need JSON-pointer escapes.
+func TestPruneAndRenameOtherReferences(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData([]byte(`{
+  "openapi": "3.0.3",
+  "info": {"title": "t", "version": "1"},
+  "paths": {"/pets": {"get": {"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}},
+    "201": {"description": "inner", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Owner/properties/name"}}}},
+    "202": {"description": "escaped", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/a~1b"}}}}}}}},
+  "components": {"schemas": {
+    "Pet": {"type": "object", "properties": {"kind": {"type": "string"}}, "discriminator": {"propertyName": "kind", "mapping": {"dog": "#/components/schemas/Dog", "cat": "Cat"}}},
+    "Dog": {"allOf": [{"$ref": "#/components/schemas/Pet"}, {"type": "object", "properties": {"bark": {"type": "boolean"}}}]},
+    "Cat": {"allOf": [{"$ref": "#/components/schemas/Pet"}, {"type": "object", "properties": {"purr": {"type": "boolean"}}}]},
+    "Owner": {"type": "object", "properties": {"name": {"type": "string"}}},
+    "a/b": {"type": "string"},
+    "Lone": {"type": "string"}
+  }}
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruned, err := openapi.Prune(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Pet", "Dog", "Cat", "Owner", "a/b"} {
+		if pruned.Components.Schemas[name] == nil {
+			t.Errorf("schema %s was pruned though a path reaches it", name)
+		}
+	}
+	if pruned.Components.Schemas["Lone"] != nil {
+		t.Error("schema Lone is kept")
+	}
+	renamed, err := openapi.Rename(pruned, func(_, name string) string { return "P" + name })
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapping := renamed.Components.Schemas["PPet"].Value.Discriminator.Mapping
+	if got := mapping["dog"]; got.Ref != "#/components/schemas/PDog" {
+		t.Errorf("mapping dog = %v", got)
+	}
+	if got := mapping["cat"]; got.Ref != "PCat" {
+		t.Errorf("mapping cat = %v", got)
+	}
+	resp := renamed.Paths.Value("/pets").Get.Responses
+	if got := resp.Status(201).Value.Content.Get("application/json").Schema.Ref; got != "#/components/schemas/POwner/properties/name" {
+		t.Errorf("inner ref = %s", got)
+	}
+	if got := resp.Status(202).Value.Content.Get("application/json").Schema.Ref; got != "#/components/schemas/Pa~1b" {
+		t.Errorf("escaped ref = %s", got)
+	}
+}
