@@ -25,16 +25,6 @@ func defaultsAt(s *openapi3.Schema, path string, seen map[*openapi3.Schema]bool)
 	seen[s] = true
 	defer delete(seen, s)
 	d := &model.Defaults{}
-	if s.Default != nil {
-		if err := s.VisitJSON(s.Default); err != nil {
-			return nil, fmt.Errorf("default of %s does not satisfy its schema: %w", path, err)
-		}
-		raw, err := json.Marshal(s.Default)
-		if err != nil {
-			return nil, fmt.Errorf("default of %s: %w", path, err)
-		}
-		d.Value = raw
-	}
 	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
 		p := s.Properties[name]
 		if p == nil {
@@ -62,6 +52,25 @@ func defaultsAt(s *openapi3.Schema, path string, seen map[*openapi3.Schema]bool)
 		if d.Values, err = defaultsAt(ap.Value, join(path, "*"), seen); err != nil {
 			return nil, err
 		}
+	}
+	if s.Default != nil {
+		raw, err := json.Marshal(s.Default)
+		if err != nil {
+			return nil, fmt.Errorf("default of %s: %w", path, err)
+		}
+		// An object default may be partial: it is checked as it is stored,
+		// with the defaults below it filled in.
+		var filled any
+		if err := json.Unmarshal(raw, &filled); err != nil {
+			return nil, fmt.Errorf("default of %s: %w", path, err)
+		}
+		if _, err := d.Apply(filled); err != nil {
+			return nil, fmt.Errorf("default of %s: %w", path, err)
+		}
+		if err := s.VisitJSON(filled); err != nil {
+			return nil, fmt.Errorf("default of %s does not satisfy its schema: %w", path, err)
+		}
+		d.Value = raw
 	}
 	if d.Value == nil && d.Props == nil && d.Items == nil && d.Values == nil {
 		return nil, nil

@@ -42,6 +42,14 @@ func TestDefaults(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "default of spec.visible") {
 		t.Errorf("a default outside its enum: err = %v", err)
 	}
+	// A partial object default is checked with the defaults below it.
+	if _, err := Defaults(schema(t, `{"type":"object","properties":{"owner":{"type":"object","default":{},"required":["kind"],"properties":{"kind":{"type":"string","default":"user"}}}}}`)); err != nil {
+		t.Errorf("a partial object default: %v", err)
+	}
+	_, err = Defaults(schema(t, `{"type":"object","properties":{"owner":{"type":"object","default":{},"required":["kind","name"],"properties":{"kind":{"type":"string","default":"user"},"name":{"type":"string"}}}}}`))
+	if err == nil || !strings.Contains(err.Error(), "default of owner") {
+		t.Errorf("a partial default missing a required property without a default: err = %v", err)
+	}
 	_, err = Defaults(schema(t, `{"type":"object","properties":{"age":{"type":"integer","maximum":150,"default":200}}}`))
 	if err == nil || !strings.Contains(err.Error(), "default of age") {
 		t.Errorf("a default over its maximum: err = %v", err)

@@ -214,13 +214,16 @@ func emitModel(f *jen.File, m Model) error {
 
 // unexported lower-cases the leading upper-case run of a Go name, keeping
 // the capital that starts the next word: Person → person, HTMLInjection →
-// htmlInjection, URL → url.
+// htmlInjection, URL → url, URLs → urls.
 func unexported(name string) string {
 	n := 0
 	for n < len(name) && name[n] >= 'A' && name[n] <= 'Z' {
 		n++
 	}
-	if n > 1 && n < len(name) && name[n] >= 'a' && name[n] <= 'z' {
+	switch {
+	case n > 1 && n < len(name) && name[n] == 's' && (n+1 == len(name) || name[n+1] >= 'A' && name[n+1] <= 'Z'):
+		n++ // a plural initialism: URLs → urls
+	case n > 1 && n < len(name) && name[n] >= 'a' && name[n] <= 'z':
 		n-- // the last capital starts the next word
 	}
 	if n == 0 {
