@@ -1,7 +1,6 @@
 package roles
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -256,23 +255,11 @@ func TestIssueString(t *testing.T) {
 // access control as written), and the issues that make a template
 // dangerous or unreadable are not.
 func TestSoftIssues(t *testing.T) {
-	root := corpusDir(t)
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	soft := 0
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		ts, err := Load(filepath.Join(root, e.Name(), "extensions"))
-		if err != nil {
-			t.Fatalf("%s: %v", e.Name(), err)
-		}
-		for _, is := range Check(ts, Options{Plugin: strings.TrimPrefix(e.Name(), "plugin-"), Brand: "halo.run"}) {
+	for name, ts := range corpusTemplates(t) {
+		for _, is := range Check(ts, Options{Plugin: strings.TrimPrefix(name, "plugin-"), Brand: "halo.run"}) {
 			if !is.Soft {
-				t.Errorf("%s: hard issue in a real plugin: %s", e.Name(), is)
+				t.Errorf("%s: hard issue in a real plugin: %s", name, is)
 			}
 			soft++
 		}

@@ -27,6 +27,29 @@ func corpusDir(t *testing.T) string {
 	return dir
 }
 
+// corpusTemplates loads the templates of every corpus plugin, by plugin
+// folder name.
+func corpusTemplates(t *testing.T) map[string][]Template {
+	t.Helper()
+	root := corpusDir(t)
+	plugins, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]Template{}
+	for _, p := range plugins {
+		if !p.IsDir() {
+			continue
+		}
+		ts, err := Load(filepath.Join(root, p.Name(), "extensions"))
+		if err != nil {
+			t.Errorf("%s: %v", p.Name(), err)
+		}
+		out[p.Name()] = ts
+	}
+	return out
+}
+
 func writeFiles(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -168,21 +191,9 @@ metadata:
 // TestLoadCorpus loads every corpus plugin's extensions: no YAML errors,
 // and the 26 Role documents the corpus README counts.
 func TestLoadCorpus(t *testing.T) {
-	root := corpusDir(t)
-	plugins, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	total := 0
 	byName := map[string]Template{}
-	for _, p := range plugins {
-		if !p.IsDir() {
-			continue
-		}
-		ts, err := Load(filepath.Join(root, p.Name(), "extensions"))
-		if err != nil {
-			t.Errorf("%s: %v", p.Name(), err)
-		}
+	for _, ts := range corpusTemplates(t) {
 		total += len(ts)
 		for _, tpl := range ts {
 			byName[tpl.Name] = tpl

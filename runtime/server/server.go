@@ -378,30 +378,11 @@ func customPaths(base *openapi3.T, raw []byte, brand, plugin string, qualify boo
 	}
 	// The document's placeholders for the generic document's own
 	// definitions give way to them.
-	bc := base.Components
-	has := func(section, name string) bool {
-		switch section {
-		case "schemas":
-			return bc.Schemas[name] != nil
-		case "parameters":
-			return bc.Parameters[name] != nil
-		case "headers":
-			return bc.Headers[name] != nil
-		case "requestBodies":
-			return bc.RequestBodies[name] != nil
-		case "responses":
-			return bc.Responses[name] != nil
-		case "securitySchemes":
-			return bc.SecuritySchemes[name] != nil
-		case "examples":
-			return bc.Examples[name] != nil
-		case "links":
-			return bc.Links[name] != nil
-		case "callbacks":
-			return bc.Callbacks[name] != nil
-		}
-		return false
+	baseNames, err := openapi.ComponentNames(base)
+	if err != nil {
+		return nil, err
 	}
+	has := func(section, name string) bool { return baseNames[section][name] }
 	if qualify {
 		prefix := openapi.Pascal(plugin)
 		var taken []string
@@ -425,7 +406,7 @@ func customPaths(base *openapi3.T, raw []byte, brand, plugin string, qualify boo
 			return nil, fmt.Errorf("qualified component names %s are the generic document's", strings.Join(slices.Compact(taken), ", "))
 		}
 	}
-	c := out.Components
+	bc, c := base.Components, out.Components
 	out.Components = &openapi3.Components{
 		Schemas:         missing(bc.Schemas, c.Schemas),
 		Parameters:      missing(bc.Parameters, c.Parameters),

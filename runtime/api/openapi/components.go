@@ -107,6 +107,26 @@ func Rename(doc *openapi3.T, rename func(section, name string) string) (*openapi
 	return fromTree(tree)
 }
 
+// ComponentNames returns the names of doc's components, by section
+// ("schemas", "parameters", …).
+func ComponentNames(doc *openapi3.T) (map[string]map[string]bool, error) {
+	tree, err := toTree(doc)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]bool{}
+	comps, _ := tree["components"].(map[string]any)
+	for section, v := range comps {
+		if sec, ok := v.(map[string]any); ok {
+			out[section] = make(map[string]bool, len(sec))
+			for name := range sec {
+				out[section][name] = true
+			}
+		}
+	}
+	return out, nil
+}
+
 var (
 	pointerEscaper   = strings.NewReplacer("~", "~0", "/", "~1")
 	pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
