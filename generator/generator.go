@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/svcrun/svc/generator/validators"
 	"github.com/svcrun/svc/runtime/api/openapi"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/schemas"
 )
 
@@ -60,8 +60,6 @@ type Config struct {
 	Warn func(string)
 }
 
-var pluginNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
 // Output file names, relative to Config.Out.
 const (
 	FileTypes    = "zz_generated.types.go"
@@ -92,7 +90,7 @@ func Generate(cfg Config) (map[string][]byte, error) {
 	// plugin.Register refuses such a name when a server starts. Halo's
 	// manifests use names like PluginLinks, which a port may still pass
 	// to check its templates against, so this only warns.
-	if (len(cfg.Plugin) > 63 || !pluginNameRE.MatchString(cfg.Plugin)) && cfg.Warn != nil {
+	if object.ValidateDNSLabel(cfg.Plugin) != nil && cfg.Warn != nil {
 		cfg.Warn(fmt.Sprintf("plugin name %q is not a lowercase DNS label (a-z, 0-9 and '-', at most 63): plugin.Register will refuse it; set -plugin", cfg.Plugin))
 	}
 	if cfg.Brand == "" {

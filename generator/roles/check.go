@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/rbac"
 )
 
@@ -178,7 +179,7 @@ func otherBrandHint(labels map[string]string, suffix string) string {
 // brandOwned reports whether a key prefix is the brand or one of its
 // subdomains, which SPEC.md reserves for the service.
 func (c *checker) brandOwned(prefix string) bool {
-	return prefix == c.opts.Brand || strings.HasSuffix(prefix, "."+c.opts.Brand)
+	return model.InBrand(prefix, c.opts.Brand)
 }
 
 // labelKey returns why a label key may not be used on a template, or "".

@@ -173,12 +173,6 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-// Reserved reports whether group belongs to the service: the empty group
-// and the brand's domain and subdomains.
-func Reserved(group, brand string) bool {
-	return group == "" || group == brand || strings.HasSuffix(group, "."+brand)
-}
-
 func readModel(d *diags, name, ptr string, raw any, s *openapi3.Schema, opts Options) *Model {
 	mptr := ptr + pointer(ExtModel)
 	fields, ok := raw.(map[string]any)
@@ -211,7 +205,7 @@ func readModel(d *diags, name, ptr string, raw any, s *openapi3.Schema, opts Opt
 		}
 	}
 	switch {
-	case Reserved(m.Group, opts.Brand) && !opts.Core:
+	case model.ReservedGroup(m.Group, opts.Brand) && !opts.Core:
 		if m.Group == "" {
 			d.add(mptr+pointer("group"), "group is empty; the empty group is reserved for the service's core models")
 		} else {
@@ -307,7 +301,7 @@ func readOperations(d *diags, doc *openapi3.T, models []*Model, opts Options) []
 			d.add(ptr, "path is generated for model %s; custom APIs must use their own group (for example api.%s)", m.Kind, m.Group)
 			continue
 		}
-		if Reserved(group, opts.Brand) && !opts.Core && group != "plugin.api."+opts.Brand && group != "api.plugin."+opts.Brand {
+		if model.ReservedGroup(group, opts.Brand) && !opts.Core && group != "plugin.api."+opts.Brand && group != "api.plugin."+opts.Brand {
 			d.add(ptr, "group %q is reserved; use the plugin's own group, or plugin.api.%s/<version>/plugins/<plugin>/... for version-only routes", group, opts.Brand)
 		}
 		resource := rest[0]

@@ -71,6 +71,15 @@ func ValidateName(name string) error {
 	return nil
 }
 
+// ValidateDNSLabel checks a DNS-1123 label: a name (ValidateName) of at
+// most 63 characters. Plugin names are labels.
+func ValidateDNSLabel(s string) error {
+	if len(s) > ruleMaxQualifiedName {
+		return errRuleTooLong63
+	}
+	return ValidateName(s)
+}
+
 // ValidateDNSSubdomain checks a DNS-1123 subdomain as Kubernetes defines it:
 // at most 253 characters of lower case alphanumerics, '-' and '.', where every
 // '.'-separated part is non-empty and starts and ends with an alphanumeric

@@ -310,3 +310,12 @@ func BenchmarkValidateLabelKey(b *testing.B) {
 		}
 	}
 }
+
+func TestValidateDNSLabel(t *testing.T) {
+	for s, ok := range map[string]bool{"links": true, "links-pro": true, "a1": true, strings.Repeat("a", 63): true,
+		strings.Repeat("a", 64): false, "PluginLinks": false, "-x": false, "x-": false, "a.b": false, "": false} {
+		if err := ValidateDNSLabel(s); (err == nil) != ok {
+			t.Errorf("ValidateDNSLabel(%q) = %v", s, err)
+		}
+	}
+}

@@ -292,7 +292,7 @@ func rewriteBrand(md map[string]any, brand string) {
 		kv, _ := md[field].(map[string]any)
 		for k, v := range kv {
 			prefix, name, ok := strings.Cut(k, "/")
-			if !ok || !(prefix == DefaultBrand || strings.HasSuffix(prefix, "."+DefaultBrand)) {
+			if !ok || !model.InBrand(prefix, DefaultBrand) {
 				continue
 			}
 			delete(kv, k)
@@ -336,7 +336,7 @@ func reservedKey(k, brand string) string {
 	if !ok {
 		return "unprefixed keys are reserved; use a key under a domain the plugin owns"
 	}
-	if prefix != brand && !strings.HasSuffix(prefix, "."+brand) {
+	if !model.InBrand(prefix, brand) {
 		return ""
 	}
 	rbacPrefix := "rbac.authorization." + brand

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -333,9 +332,10 @@ func (in *instance) start(ctx context.Context) (err error) {
 		// but Halo's own plugins live in core.halo.run, and serving them
 		// there under --brand-domain halo.run is what lets Halo's clients
 		// work: those are started, with a warning.
-		if g := d.m.Group; !core && g == "" {
-			return fmt.Errorf("model %s: the empty group (/api) is reserved for the service; use a group the plugin owns", d.m.GVK())
-		} else if !core && (g == m.opts.Brand || strings.HasSuffix(g, "."+m.opts.Brand)) {
+		if g := d.m.Group; !core && model.ReservedGroup(g, m.opts.Brand) {
+			if g == "" {
+				return fmt.Errorf("model %s: the empty group (/api) is reserved for the service; use a group the plugin owns", d.m.GVK())
+			}
 			h.log.Warn("model in a group reserved for the service", "model", d.m.GVK().String(), "group", g)
 		}
 		if err := m.opts.Registry.Register(d.m); err != nil {

@@ -3,8 +3,8 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"github.com/svcrun/svc/runtime/object"
 	"io/fs"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -63,8 +63,6 @@ type Runnable interface {
 	Start(ctx context.Context) error
 }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
 var registry = struct {
 	sync.RWMutex
 	byName map[string]Plugin
@@ -79,7 +77,7 @@ func Register(p Plugin) {
 		panic("plugin: Register of a nil plugin")
 	}
 	name := p.Name()
-	if len(name) > 63 || !nameRE.MatchString(name) {
+	if object.ValidateDNSLabel(name) != nil {
 		panic(fmt.Sprintf("plugin: Register: name %q is not a lowercase DNS label", name))
 	}
 	registry.Lock()
