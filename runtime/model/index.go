@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/svcrun/svc/runtime/object"
+	"slices"
 )
 
 // Names of the default indexes every model has.
@@ -227,29 +228,32 @@ type Index struct {
 	Keys  KeyFunc
 }
 
-// DefaultIndexes returns the indexes every model has without declaring them.
-func DefaultIndexes() []Index {
-	return []Index{
-		{Name: IndexName, Unique: true, Type: String, Keys: func(o object.Object, dst []Key) []Key {
-			return append(dst, StringKey(o.GetEnvelope().Metadata.Name))
-		}},
-		{Name: IndexLabels, Multi: true, Type: Label, Keys: func(o object.Object, dst []Key) []Key {
-			for k, v := range o.GetEnvelope().Metadata.Labels {
-				dst = append(dst, LabelKey(k, v))
-			}
-			return dst
-		}},
-		{Name: IndexCreationTimestamp, Type: Time, Keys: func(o object.Object, dst []Key) []Key {
-			if t := o.GetEnvelope().Metadata.CreationTimestamp; t != nil {
-				dst = append(dst, TimeKey(*t))
-			}
-			return dst
-		}},
-		{Name: IndexDeletionTimestamp, Type: Time, Keys: func(o object.Object, dst []Key) []Key {
-			if t := o.GetEnvelope().Metadata.DeletionTimestamp; t != nil {
-				dst = append(dst, TimeKey(*t))
-			}
-			return dst
-		}},
-	}
+// DefaultIndexes returns the indexes every model has without declaring
+// them, as a copy the caller may change.
+func DefaultIndexes() []Index { return slices.Clone(defaultIndexes) }
+
+// defaultIndexes is built once and never changed: lists look indexes up
+// on every call.
+var defaultIndexes = []Index{
+	{Name: IndexName, Unique: true, Type: String, Keys: func(o object.Object, dst []Key) []Key {
+		return append(dst, StringKey(o.GetEnvelope().Metadata.Name))
+	}},
+	{Name: IndexLabels, Multi: true, Type: Label, Keys: func(o object.Object, dst []Key) []Key {
+		for k, v := range o.GetEnvelope().Metadata.Labels {
+			dst = append(dst, LabelKey(k, v))
+		}
+		return dst
+	}},
+	{Name: IndexCreationTimestamp, Type: Time, Keys: func(o object.Object, dst []Key) []Key {
+		if t := o.GetEnvelope().Metadata.CreationTimestamp; t != nil {
+			dst = append(dst, TimeKey(*t))
+		}
+		return dst
+	}},
+	{Name: IndexDeletionTimestamp, Type: Time, Keys: func(o object.Object, dst []Key) []Key {
+		if t := o.GetEnvelope().Metadata.DeletionTimestamp; t != nil {
+			dst = append(dst, TimeKey(*t))
+		}
+		return dst
+	}},
 }

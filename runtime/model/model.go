@@ -207,17 +207,39 @@ func (m *Model) AllIndexes() []Index {
 	return append(DefaultIndexes(), m.Indexes...)
 }
 
-// Index looks an index up by name among the defaults and the model's own.
-func (m *Model) Index(name string) (Index, bool) {
-	for _, ix := range DefaultIndexes() {
-		if ix.Name == name {
-			return ix, true
+// NumIndexes is len(m.AllIndexes()), without building the slice.
+func (m *Model) NumIndexes() int { return len(defaultIndexes) + len(m.Indexes) }
+
+// IndexAt returns the index at position i of m.AllIndexes(), without
+// building the slice. The result must not be changed.
+func (m *Model) IndexAt(i int) *Index {
+	if i < len(defaultIndexes) {
+		return &defaultIndexes[i]
+	}
+	return &m.Indexes[i-len(defaultIndexes)]
+}
+
+// IndexPos returns the position in m.AllIndexes() of the index named name.
+// A model has a handful of indexes: a scan beats building a map, and
+// lists ask on every call.
+func (m *Model) IndexPos(name string) (int, bool) {
+	for i := range defaultIndexes {
+		if defaultIndexes[i].Name == name {
+			return i, true
 		}
 	}
-	for _, ix := range m.Indexes {
-		if ix.Name == name {
-			return ix, true
+	for i := range m.Indexes {
+		if m.Indexes[i].Name == name {
+			return len(defaultIndexes) + i, true
 		}
+	}
+	return 0, false
+}
+
+// Index looks an index up by name among the defaults and the model's own.
+func (m *Model) Index(name string) (Index, bool) {
+	if i, ok := m.IndexPos(name); ok {
+		return *m.IndexAt(i), true
 	}
 	return Index{}, false
 }

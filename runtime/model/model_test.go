@@ -212,3 +212,27 @@ func TestNewObject(t *testing.T) {
 		t.Errorf("NewObject returned the same object twice, want a fresh one each call")
 	}
 }
+
+func TestIndexAtAndPosMatchAllIndexes(t *testing.T) {
+	m := &Model{Group: "g", Version: "v1", Kind: "K", Plural: "ks", Indexes: []Index{{Name: "spec.a"}, {Name: "spec.b", Multi: true}}}
+	all := m.AllIndexes()
+	if m.NumIndexes() != len(all) {
+		t.Fatalf("NumIndexes = %d, want %d", m.NumIndexes(), len(all))
+	}
+	for i, ix := range all {
+		if got := m.IndexAt(i); got.Name != ix.Name || got.Multi != ix.Multi {
+			t.Errorf("IndexAt(%d) = %s, want %s", i, got.Name, ix.Name)
+		}
+		if pos, ok := m.IndexPos(ix.Name); !ok || pos != i {
+			t.Errorf("IndexPos(%s) = %d, %v", ix.Name, pos, ok)
+		}
+	}
+	if _, ok := m.IndexPos("spec.c"); ok {
+		t.Error("IndexPos found an undeclared index")
+	}
+	d := DefaultIndexes()
+	d[0].Name = "changed"
+	if m.IndexAt(0).Name == "changed" {
+		t.Error("changing DefaultIndexes() changed every model's")
+	}
+}

@@ -122,7 +122,7 @@ func CheckQuery(m *model.Model, q Query) error {
 // keys; unindexed names and unparsable values are *query.ParamError (400),
 // every one of them (query.Errors).
 func compile(m *model.Model, q Query) (*plan, error) {
-	p := &plan{m: m, labels: q.Labels, multi: make([]bool, len(defaultIndexes)+len(m.Indexes))}
+	p := &plan{m: m, labels: q.Labels, multi: make([]bool, m.NumIndexes())}
 	for _, r := range q.Labels {
 		if r.Op == selector.Equals || r.Op == selector.In {
 			var bits uint32
@@ -133,19 +133,19 @@ func compile(m *model.Model, q Query) (*plan, error) {
 		}
 	}
 	for i := range p.multi {
-		p.multi[i] = indexAt(m, i).Multi
+		p.multi[i] = m.IndexAt(i).Multi
 	}
 	var errs []error // every bad term, not only the first
 fields:
 	for _, r := range q.Fields {
-		i, ok := indexPos(m, r.Key)
+		i, ok := m.IndexPos(r.Key)
 		if !ok || i == ixLabels {
 			errs = append(errs, &query.ParamError{Param: "fieldSelector", Value: r.String(), Reason: fmt.Sprintf("field %s is not indexed", r.Key)})
 			continue
 		}
 		ft := fieldTerm{ix: i, op: r.Op}
 		for _, v := range r.Values {
-			k, err := model.ParseKey(indexAt(m, i).Type, v)
+			k, err := model.ParseKey(m.IndexAt(i).Type, v)
 			if err != nil {
 				errs = append(errs, &query.ParamError{Param: "fieldSelector", Value: r.String(), Reason: fmt.Sprintf("field %s: %v", r.Key, err)})
 				continue fields
@@ -166,7 +166,7 @@ fields:
 		}
 	}
 	for _, srt := range q.Sorts {
-		i, ok := indexPos(m, srt.Index)
+		i, ok := m.IndexPos(srt.Index)
 		if !ok || i == ixLabels {
 			errs = append(errs, &query.ParamError{Param: "sort", Value: srt.String(), Reason: fmt.Sprintf("field %s is not indexed", srt.Index)})
 			continue
@@ -186,35 +186,6 @@ fields:
 		}
 	}
 	return p, nil
-}
-
-// defaultIndexes are model.DefaultIndexes(), never modified: compile
-// reads them on every list, and building them allocates.
-var defaultIndexes = model.DefaultIndexes()
-
-// indexAt returns the index at position i of m.AllIndexes() without
-// building that slice.
-func indexAt(m *model.Model, i int) *model.Index {
-	if i < len(defaultIndexes) {
-		return &defaultIndexes[i]
-	}
-	return &m.Indexes[i-len(defaultIndexes)]
-}
-
-// indexPos returns the position in m.AllIndexes() of the index named
-// name. A model has a handful of indexes: a scan beats building a map.
-func indexPos(m *model.Model, name string) (int, bool) {
-	for i := range defaultIndexes {
-		if defaultIndexes[i].Name == name {
-			return i, true
-		}
-	}
-	for i := range m.Indexes {
-		if m.Indexes[i].Name == name {
-			return len(defaultIndexes) + i, true
-		}
-	}
-	return 0, false
 }
 
 // sigMiss reports whether a record with label signature sig surely fails
