@@ -291,7 +291,7 @@ func (a *modelAPI) updateStatus(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	updated, err := decodeStrict(a.m, next)
+	updated, err := decodeStrict(a.m, next, false)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func decodeBody(c *gin.Context, m *model.Model) (object.Object, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	obj, err := decodeStrict(m, body)
+	obj, err := decodeStrict(m, body, false)
 	return obj, body, err
 }
 
@@ -60,18 +60,23 @@ func DecodeNewBody(c *gin.Context, m *model.Model) (object.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if body, err = codec.WithDefaults(m, body); err != nil {
-		return nil, err
-	}
-	return decodeStrict(m, body)
+	return decodeStrict(m, body, true)
 }
 
-// decodeStrict decodes data into a new object of m. Malformed JSON, a value
-// of the wrong type and a field the model does not declare are 400s naming
-// the field.
-func decodeStrict(m *model.Model, data []byte) (object.Object, error) {
-	if m.ValidateJSON != nil {
+// decodeStrict decodes data into a new object of m; fresh fills in m's
+// defaults first (a create). Malformed JSON, a value of the wrong type and
+// a field the model does not declare are 400s naming the field.
+func decodeStrict(m *model.Model, data []byte, fresh bool) (object.Object, error) {
+	switch {
+	case m.ValidateJSON != nil && fresh:
+		return codec.DecodeNew(m, data)
+	case m.ValidateJSON != nil:
 		return codec.Decode(m, data)
+	case fresh:
+		var err error
+		if data, err = codec.WithDefaults(m, data); err != nil {
+			return nil, err
+		}
 	}
 	obj := m.NewObject()
 	dec := json.NewDecoder(bytes.NewReader(data))

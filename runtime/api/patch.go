@@ -45,7 +45,7 @@ func (a *modelAPI) patch(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		obj, err := decodeStrict(a.m, next)
+		obj, err := decodeStrict(a.m, next, false)
 		if err != nil {
 			return err
 		}

@@ -51,6 +51,21 @@ func IdentityErrors(m *model.Model, apiVersion, kind *string) object.FieldErrors
 // model.Validate) are the store's to check; when the object is refused,
 // the metadata rules are reported with the rest.
 func Decode(m *model.Model, data []byte) (object.Object, error) {
+	return decode(m, data, false)
+}
+
+// DecodeNew is Decode for an object described whole for the first time
+// (a create, an extension file): m's defaults fill in what data leaves
+// out first, so a required property with a default may be left out.
+// Updates, patches and status writes decode with Decode: their bodies
+// stand on the stored object, whose empty lists and maps read as absent
+// (the generated types omit them), and defaulting those again would turn
+// an identical write into a change.
+func DecodeNew(m *model.Model, data []byte) (object.Object, error) {
+	return decode(m, data, true)
+}
+
+func decode(m *model.Model, data []byte, fresh bool) (object.Object, error) {
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -68,6 +83,12 @@ func Decode(m *model.Model, data []byte) (object.Object, error) {
 		return nil, &Error{Detail: "malformed JSON: unexpected end of input"}
 	case err != nil:
 		return nil, &Error{Detail: fmt.Sprintf("cannot decode the object: %v", err)}
+	}
+	if fresh {
+		// The typed decode below reads data: it gets the defaults too.
+		if data, err = withDefaults(m, doc, data); err != nil {
+			return nil, err
+		}
 	}
 	var errs object.FieldErrors
 	if root, ok := doc.(map[string]any); ok {
@@ -100,24 +121,10 @@ func Decode(m *model.Model, data []byte) (object.Object, error) {
 	return nil, &Error{Detail: "the object is invalid; see errors", Fields: errs}
 }
 
-// DecodeNew is Decode for an object described whole for the first time
-// (a create, an extension file): m's defaults fill in what data leaves
-// out first, so a required property with a default may be left out.
-// Updates, patches and status writes decode with Decode: their bodies
-// stand on the stored object, whose empty lists and maps read as absent
-// (the generated types omit them), and defaulting those again would turn
-// an identical write into a change.
-func DecodeNew(m *model.Model, data []byte) (object.Object, error) {
-	data, err := WithDefaults(m, data)
-	if err != nil {
-		return nil, err
-	}
-	return Decode(m, data)
-}
-
 // WithDefaults returns data with m's defaults filled in (data itself when
-// m declares none or data lacks nothing). Data that is not one JSON value
-// is returned as it is, for the decode that follows to report.
+// m declares none or data lacks nothing), for decoders other than Decode.
+// Data that is not one JSON value is returned as it is, for the decode
+// that follows to report.
 func WithDefaults(m *model.Model, data []byte) ([]byte, error) {
 	if m.Defaults == nil {
 		return data, nil
@@ -131,6 +138,12 @@ func WithDefaults(m *model.Model, data []byte) ([]byte, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return data, nil // trailing data: the decode that follows refuses it
 	}
+	return withDefaults(m, doc, data)
+}
+
+// withDefaults fills m's defaults into doc, decoded from data, and
+// returns data re-encoded if that changed anything, else data itself.
+func withDefaults(m *model.Model, doc any, data []byte) ([]byte, error) {
 	changed, err := m.Defaults.Apply(doc)
 	if err != nil {
 		return nil, fmt.Errorf("codec: %s: %w", m.GVK(), err)
