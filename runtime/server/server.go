@@ -314,28 +314,25 @@ func openAPIDoc(reg *model.Registry, docs func() map[string][]byte, brand string
 		if err != nil {
 			return nil, err
 		}
+		baseNames, err := openapi.ComponentNames(base)
+		if err != nil {
+			return nil, err
+		}
 		// Each plugin's paths are checked against the generic document and
-		// the plugins merged before it by building the whole again. A
-		// plugin whose components clash with another's gets them
-		// qualified with its name; one that still clashes is left out
-		// alone. This runs only when the set of models or plugins changes.
+		// the plugins merged before it by building the whole again. This
+		// runs only when the set of models or plugins changes.
 		doc := base
 		var extra []*openapi3.T
-		for _, name := range slices.Sorted(maps.Keys(docs)) {
-			var errs []error
-			for _, qualify := range []bool{false, true} {
-				d, err := customPaths(base, docs[name], brand, name, qualify)
-				if err == nil {
-					var withExtra *openapi3.T
-					if withExtra, err = openapi.Build(models, openapi.Options{Title: "svc API", Extra: append(slices.Clip(extra), d)}); err == nil {
-						doc, extra, errs = withExtra, append(extra, d), nil
-						break
-					}
-				}
-				errs = append(errs, err)
+		merge := func(d *openapi3.T) error {
+			withExtra, err := openapi.Build(models, openapi.Options{Title: "svc API", Extra: append(slices.Clip(extra), d)})
+			if err == nil {
+				doc, extra = withExtra, append(extra, d)
 			}
-			if len(errs) > 0 {
-				log.Warn("OpenAPI document left out", "plugin", name, "err", errors.Join(errs...))
+			return err
+		}
+		for _, name := range slices.Sorted(maps.Keys(docs)) {
+			if err := mergePlugin(base, baseNames, docs[name], brand, name, merge); err != nil {
+				log.Warn("OpenAPI document left out", "plugin", name, "err", err)
 			}
 		}
 		b, err := openapi.JSON(doc)
@@ -347,14 +344,32 @@ func openAPIDoc(reg *model.Registry, docs func() map[string][]byte, brand string
 	}
 }
 
+// mergePlugin merges the custom paths of a plugin's document (raw) with
+// merge. A plugin whose components clash with another's is merged again
+// with them qualified by its name; one that still clashes is left out
+// alone, with the error.
+func mergePlugin(base *openapi3.T, baseNames map[string]map[string]bool, raw []byte, brand, plugin string, merge func(*openapi3.T) error) error {
+	own, err := customPaths(base, raw, brand)
+	if err != nil {
+		return err
+	}
+	if err = merge(withoutBase(base, own)); err == nil {
+		return nil
+	}
+	q, qerr := qualified(own, baseNames, plugin)
+	if qerr == nil {
+		if qerr = merge(withoutBase(base, q)); qerr == nil {
+			return nil
+		}
+	}
+	return errors.Join(err, qerr)
+}
+
 // customPaths is the part of a plugin's document that the generic
-// document lacks: its custom API paths and the components they reach that
-// the generic document does not define. A version-only route, documented
-// under plugin.api.<brand>, is served under api.plugin.<brand> too
-// (CONTRACT §7), and documented there as well. With qualify, the kept
-// components are renamed after the plugin (Link of plugin "links-pro"
-// becomes LinksProLink), so that two plugins' components cannot clash.
-func customPaths(base *openapi3.T, raw []byte, brand, plugin string, qualify bool) (*openapi3.T, error) {
+// document lacks: its custom API paths and the components they reach. A
+// version-only route, documented under plugin.api.<brand>, is served under
+// api.plugin.<brand> too (CONTRACT §7), and documented there as well.
+func customPaths(base *openapi3.T, raw []byte, brand string) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(raw)
 	if err != nil {
@@ -373,40 +388,49 @@ func customPaths(base *openapi3.T, raw []byte, brand, plugin string, qualify boo
 	if out.Components == nil {
 		return out, nil
 	}
-	if out, err = openapi.Prune(out); err != nil {
-		return nil, err
-	}
-	// The document's placeholders for the generic document's own
-	// definitions give way to them.
-	baseNames, err := openapi.ComponentNames(base)
+	return openapi.Prune(out)
+}
+
+// qualified renames the plugin's own components after it (Link of plugin
+// "links-pro" becomes LinksProLink), so that they cannot clash with
+// another plugin's. Its placeholders for the generic document's
+// components keep their names. A qualified name the generic document has
+// already (plugin "person", component "List" and the generic PersonList)
+// is an error: the plugin's references would silently point at it.
+func qualified(own *openapi3.T, baseNames map[string]map[string]bool, plugin string) (*openapi3.T, error) {
+	prefix := openapi.Pascal(plugin)
+	names, err := openapi.ComponentNames(own)
 	if err != nil {
 		return nil, err
 	}
-	has := func(section, name string) bool { return baseNames[section][name] }
-	if qualify {
-		prefix := openapi.Pascal(plugin)
-		var taken []string
-		out, err = openapi.Rename(out, func(section, name string) string {
-			if has(section, name) {
-				return name
-			}
-			if has(section, prefix+name) {
-				// The generic document has the qualified name already
-				// (plugin "person", component "List"): pointing the
-				// plugin's references at it would be silently wrong.
+	var taken []string
+	for section, ns := range names {
+		for name := range ns {
+			if !baseNames[section][name] && baseNames[section][prefix+name] {
 				taken = append(taken, section+"/"+prefix+name)
 			}
-			return prefix + name
-		})
-		if err != nil {
-			return nil, err
-		}
-		if len(taken) > 0 {
-			slices.Sort(taken)
-			return nil, fmt.Errorf("qualified component names %s are the generic document's", strings.Join(slices.Compact(taken), ", "))
 		}
 	}
-	bc, c := base.Components, out.Components
+	if len(taken) > 0 {
+		slices.Sort(taken)
+		return nil, fmt.Errorf("qualified component names %s are the generic document's", strings.Join(taken, ", "))
+	}
+	return openapi.Rename(own, func(section, name string) string {
+		if baseNames[section][name] {
+			return name
+		}
+		return prefix + name
+	})
+}
+
+// withoutBase copies d without the components the generic document
+// defines: the plugin document's placeholders give way to them.
+func withoutBase(base, d *openapi3.T) *openapi3.T {
+	if d.Components == nil {
+		return d
+	}
+	out := *d
+	bc, c := base.Components, d.Components
 	out.Components = &openapi3.Components{
 		Schemas:         missing(bc.Schemas, c.Schemas),
 		Parameters:      missing(bc.Parameters, c.Parameters),
@@ -418,7 +442,7 @@ func customPaths(base *openapi3.T, raw []byte, brand, plugin string, qualify boo
 		Links:           missing(bc.Links, c.Links),
 		Callbacks:       missing(bc.Callbacks, c.Callbacks),
 	}
-	return out, nil
+	return &out
 }
 
 // withoutIDs copies item without operation ids, which must be unique in

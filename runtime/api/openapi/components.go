@@ -8,7 +8,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// Both functions below work on the document's JSON tree rather than on
+// The functions below work on the document's JSON tree rather than on
 // kin-openapi's types: a $ref can sit in a dozen kinds of node there, and
 // the JSON form has exactly one.
 
@@ -35,22 +35,18 @@ func Prune(doc *openapi3.T) (*openapi3.T, error) {
 			queue = append(queue, [2]string{section, name})
 		}
 	}
-	walkRefs(tree["paths"], func(ref string) string {
+	visitRef := func(ref string) string {
 		if section, name, _, ok := splitRef(ref); ok {
 			visit(section, name)
 		}
 		return ref
-	})
+	}
+	walkRefs(tree["paths"], visitRef)
 	for len(queue) > 0 {
 		at := queue[0]
 		queue = queue[1:]
 		if sec, ok := comps[at[0]].(map[string]any); ok {
-			walkRefs(sec[at[1]], func(ref string) string {
-				if section, name, _, ok := splitRef(ref); ok {
-					visit(section, name)
-				}
-				return ref
-			})
+			walkRefs(sec[at[1]], visitRef)
 		}
 	}
 	for section, v := range comps {
