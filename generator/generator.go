@@ -90,7 +90,10 @@ func Generate(cfg Config) (map[string][]byte, error) {
 	// plugin.Register refuses such a name when a server starts. Halo's
 	// manifests use names like PluginLinks, which a port may still pass
 	// to check its templates against, so this only warns.
-	if object.ValidateDNSLabel(cfg.Plugin) != nil && cfg.Warn != nil {
+	if cfg.Warn == nil {
+		cfg.Warn = func(string) {}
+	}
+	if object.ValidateDNSLabel(cfg.Plugin) != nil {
 		cfg.Warn(fmt.Sprintf("plugin name %q is not a lowercase DNS label (a-z, 0-9 and '-', at most 63): plugin.Register will refuse it; set -plugin", cfg.Plugin))
 	}
 	if cfg.Brand == "" {
@@ -234,12 +237,15 @@ func templates(doc *spec.Document, pluginDoc *openapi3.T, cfg Config) ([]byte, e
 	}
 	issues := roles.Check(ts, roles.Options{Plugin: cfg.Plugin, Brand: cfg.Brand, Served: served, KnownRoles: cfg.KnownRoles})
 	if cfg.Lenient {
-		issues = slices.DeleteFunc(issues, func(is roles.Issue) bool {
-			if is.Soft && cfg.Warn != nil {
+		hard := issues[:0]
+		for _, is := range issues {
+			if is.Soft {
 				cfg.Warn(is.String())
+			} else {
+				hard = append(hard, is)
 			}
-			return is.Soft
-		})
+		}
+		issues = hard
 	}
 	if len(issues) > 0 {
 		ds := make(spec.Diagnostics, len(issues))

@@ -39,7 +39,7 @@ type Model struct {
 	*spec.Model
 	// GoName is the Go type name generated for the model, which prefixes
 	// every identifier emitted for it. It differs from Kind when the kind
-	// holds an initialism (HtmlInjection → HTMLInjection). Empty means Kind.
+	// holds an initialism (HtmlInjection → HTMLInjection).
 	GoName string
 	// Schema is the object's full OpenAPI schema as JSON (envelope
 	// included), published through model.Model.Schema.
@@ -88,9 +88,6 @@ func Generate(models []Model, opts Options) ([]byte, error) {
 
 func emitModel(f *jen.File, m Model) error {
 	k := m.GoName
-	if k == "" {
-		k = m.Kind
-	}
 	lower := unexported(k)
 	base := m.BasePath()
 	f.Line()
