@@ -526,6 +526,9 @@ func TestReservedGroups(t *testing.T) {
 	if s := e.status("GET", "/apis/core.svc.run/v1alpha1/persons", "", false); s != 200 {
 		t.Errorf("GET /apis/core.svc.run/v1alpha1/persons = %d, want 200", s)
 	}
+	if logs := e.logs.String(); !strings.Contains(logs, "model in a group reserved for the service") || !strings.Contains(logs, "core.svc.run") {
+		t.Errorf("no warning names the reserved group: %s", logs)
+	}
 }
 
 type corePlugin struct{ testPlugin }
@@ -542,6 +545,9 @@ func TestCorePluginMayUseReservedGroup(t *testing.T) {
 	e.waitPhase("module", plugin.Started)
 	if s := e.status("GET", "/apis/people.svc.run/v1alpha1/persons", "", false); s != 200 {
 		t.Errorf("GET = %d, want 200", s)
+	}
+	if strings.Contains(e.logs.String(), "group reserved for the service") {
+		t.Error("a core module was warned of its reserved group")
 	}
 }
 
