@@ -176,12 +176,6 @@ func otherBrandHint(labels map[string]string, suffix string) string {
 	return ""
 }
 
-// brandOwned reports whether a key prefix is the brand or one of its
-// subdomains, which SPEC.md reserves for the service.
-func (c *checker) brandOwned(prefix string) bool {
-	return model.InBrand(prefix, c.opts.Brand)
-}
-
 // labelKey returns why a label key may not be used on a template, or "".
 func (c *checker) labelKey(key string) string {
 	b := c.opts.Brand
@@ -189,7 +183,7 @@ func (c *checker) labelKey(key string) string {
 	switch {
 	case !ok:
 		return "unprefixed keys are reserved (SPEC.md); put the key under a domain the plugin owns"
-	case !c.brandOwned(prefix):
+	case !model.InBrand(prefix, c.opts.Brand):
 		return ""
 	case key == b+"/role-template", key == b+"/hidden", key == b+"/do-not-overwrite":
 		return ""
@@ -216,7 +210,7 @@ func (c *checker) annotationKey(key string) string {
 	switch {
 	case !ok:
 		return "unprefixed keys are reserved (SPEC.md); put the key under a domain the plugin owns"
-	case !c.brandOwned(prefix), c.annotationDefined(key):
+	case !model.InBrand(prefix, c.opts.Brand), c.annotationDefined(key):
 		return ""
 	case c.labelKey(key) == "":
 		return labelAsAnnotation

@@ -66,15 +66,7 @@ func DecodeNew(m *model.Model, data []byte) (object.Object, error) {
 }
 
 func decode(m *model.Model, data []byte, fresh bool) (object.Object, error) {
-	var doc any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	err := dec.Decode(&doc)
-	if err == nil {
-		if _, tokErr := dec.Token(); tokErr != io.EOF {
-			err = errors.New("unexpected data after the JSON object")
-		}
-	}
+	doc, err := document(data)
 	var syn *json.SyntaxError
 	switch {
 	case errors.As(err, &syn):
@@ -129,16 +121,26 @@ func WithDefaults(m *model.Model, data []byte) ([]byte, error) {
 	if m.Defaults == nil {
 		return data, nil
 	}
+	doc, err := document(data)
+	if err != nil {
+		return data, nil // the decode that follows reports it
+	}
+	return withDefaults(m, doc, data)
+}
+
+// document decodes data as one generic JSON value, numbers kept as
+// json.Number; anything after the value is an error.
+func document(data []byte) (any, error) {
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	if dec.Decode(&doc) != nil {
-		return data, nil
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return data, nil // trailing data: the decode that follows refuses it
+		return nil, errors.New("unexpected data after the JSON object")
 	}
-	return withDefaults(m, doc, data)
+	return doc, nil
 }
 
 // withDefaults fills m's defaults into doc, decoded from data, and
