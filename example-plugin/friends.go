@@ -2,6 +2,7 @@ package example
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -76,13 +77,19 @@ func (f *FriendCounter) SetEnqueue(enqueue func(name string)) { f.enqueue = enqu
 // remembered links read after it; otherwise the links are still moving
 // and the Person is counted again shortly.
 func (f *FriendCounter) Reconcile(ctx context.Context, req controller.Request) (controller.Result, error) {
-	p, err := f.persons.Get(ctx, req.Name)
+	rec, err := f.persons.Record(ctx, req.Name)
 	if errors.Is(err, store.ErrNotFound) {
-		p = nil
+		rec = nil
 	} else if err != nil {
 		return controller.Result{}, fmt.Errorf("friend counter: get person %s: %w", req.Name, err)
 	}
-	alive := p != nil && p.Metadata.DeletionTimestamp == nil
+	var p personLinks
+	if rec != nil {
+		if err := json.Unmarshal(rec.Data, &p); err != nil {
+			return controller.Result{}, fmt.Errorf("friend counter: decode person %s: %w", req.Name, err)
+		}
+	}
+	alive := rec != nil && p.Metadata.DeletionTimestamp == nil
 	friend := ""
 	if alive && p.Spec.Friend != nil {
 		friend = *p.Spec.Friend
@@ -95,7 +102,7 @@ func (f *FriendCounter) Reconcile(ctx context.Context, req controller.Request) (
 			f.enqueue(friend)
 		}
 	}
-	if p == nil {
+	if rec == nil {
 		return controller.Result{}, nil // gone: nothing to write
 	}
 	// A Person being deleted no longer counts for its friend, but while a
@@ -114,16 +121,21 @@ func (f *FriendCounter) Reconcile(ctx context.Context, req controller.Request) (
 		seen = f.seen(req.Name)
 	}
 	if p.Status == nil || p.Status.FriendCount == nil || *p.Status.FriendCount != n {
+		// Only now decode the whole Person, from the same record: only the
+		// status differs from the object as read, and its version is the
+		// precondition, so a concurrent edit is a conflict, retried by the
+		// controller, and never overwritten.
+		full, err := f.persons.Decode(rec)
+		if err != nil {
+			return controller.Result{}, fmt.Errorf("friend counter: decode person %s: %w", req.Name, err)
+		}
 		var st PersonStatus
-		if p.Status != nil {
-			st = *p.Status
+		if full.Status != nil {
+			st = *full.Status
 		}
 		st.FriendCount = &n
-		p.Status = &st
-		// Only the status differs from the object as read, and its version
-		// is the precondition: a concurrent edit is a conflict, retried by
-		// the controller, and never overwritten.
-		if _, err := f.persons.Update(ctx, p); err != nil {
+		full.Status = &st
+		if _, err := f.persons.Update(ctx, full); err != nil {
 			return controller.Result{}, fmt.Errorf("friend counter: update status of person %s: %w", req.Name, err)
 		}
 	}
@@ -133,24 +145,38 @@ func (f *FriendCounter) Reconcile(ctx context.Context, req controller.Request) (
 	return controller.Result{}, nil
 }
 
+// personLinks is what a reconcile reads of a Person. Most reconciles
+// write nothing, and decoding only these fields costs half as much as
+// decoding the Person.
+type personLinks struct {
+	Metadata struct {
+		DeletionTimestamp *string `json:"deletionTimestamp"`
+	} `json:"metadata"`
+	Spec struct {
+		Friend *string `json:"friend"`
+	} `json:"spec"`
+	Status *struct {
+		FriendCount *int64 `json:"friendCount"`
+	} `json:"status"`
+}
+
 // countFriends returns how many Persons name name as their friend, less
 // those being deleted when exact is set, from the spec.friend index's
 // totals.
 func countFriends(ctx context.Context, persons *PersonClient, name string, exact bool) (int64, error) {
 	byFriend := PersonIndexSpecFriend + "=" + name
-	res, err := persons.List(ctx, client.ListOptions{FieldSelector: []string{byFriend}, Size: 1})
+	n, err := persons.Count(ctx, client.ListOptions{FieldSelector: []string{byFriend}})
 	if err != nil {
 		return 0, fmt.Errorf("friend counter: count friends of %s: %w", name, err)
 	}
-	n := res.Total
 	if !exact || n == 0 {
 		return n, nil
 	}
-	res, err = persons.List(ctx, client.ListOptions{FieldSelector: []string{byFriend, beingDeleted}, Size: 1})
+	deleted, err := persons.Count(ctx, client.ListOptions{FieldSelector: []string{byFriend, beingDeleted}})
 	if err != nil {
 		return 0, fmt.Errorf("friend counter: count deleted friends of %s: %w", name, err)
 	}
-	return n - res.Total, nil
+	return n - deleted, nil
 }
 
 // AdmitFriendCount returns the Person model's admission hook: a Person the

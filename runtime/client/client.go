@@ -103,6 +103,17 @@ func (c *Client[T]) ListRecords(ctx context.Context, opts ListOptions) (query.Li
 	return c.st.List(ctx, c.m, q)
 }
 
+// Count returns how many objects match opts' selectors (its paging is
+// ignored). Totals come from index counts, and no object is decoded.
+func (c *Client[T]) Count(ctx context.Context, opts ListOptions) (int64, error) {
+	opts.Page, opts.Size = 1, 1
+	res, err := c.ListRecords(ctx, opts)
+	if err != nil {
+		return 0, err
+	}
+	return res.Total, nil
+}
+
 // List returns one page of matching objects.
 func (c *Client[T]) List(ctx context.Context, opts ListOptions) (query.ListResult[T], error) {
 	q, err := opts.Query()

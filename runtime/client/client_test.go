@@ -91,6 +91,24 @@ func TestList(t *testing.T) {
 	if res.Total != 2 || len(res.Items) != 1 || res.Items[0].Metadata.Name != "c" || !res.HasNext || res.TotalPages != 2 {
 		t.Fatalf("list = %+v", res)
 	}
+	for _, tc := range []struct {
+		opts client.ListOptions
+		want int64
+	}{
+		{client.ListOptions{LabelSelector: []string{"team=x"}}, 2},
+		{client.ListOptions{LabelSelector: []string{"team=x"}, Page: 3, Size: 1}, 2}, // paging is ignored
+		{client.ListOptions{FieldSelector: []string{"spec.age=(20,23)"}}, 2},
+		{client.ListOptions{LabelSelector: []string{"team=y"}, FieldSelector: []string{"spec.age=21"}}, 1},
+		{client.ListOptions{LabelSelector: []string{"team=z"}}, 0},
+		{client.ListOptions{}, 4},
+	} {
+		if n, err := c.Count(ctx, tc.opts); err != nil || n != tc.want {
+			t.Errorf("Count(%+v) = %d, %v; want %d", tc.opts, n, err, tc.want)
+		}
+	}
+	if _, err := c.Count(ctx, client.ListOptions{FieldSelector: []string{"spec.unknown=1"}}); err == nil {
+		t.Error("Count on an unindexed field was accepted")
+	}
 	var pe *query.ParamError
 	if _, err := c.List(ctx, client.ListOptions{Sort: []string{"spec.unknown"}}); err == nil {
 		t.Fatal("sort on an unindexed field was accepted")
