@@ -231,6 +231,11 @@ func TestBadInputIsA4xxAndChangesNothing(t *testing.T) {
 		{"update name mismatch and wrong type", "PUT", base + "/ann", "application/json", `{"metadata":{"name":"bob","version":0},"spec":{"name":"x","age":"old"}}`, 400, []string{"metadata.name", "spec.age"}},
 		{"status name mismatch and wrong type", "PUT", base + "/ann/status", "application/json", `{"metadata":{"name":"bob","version":0},"status":{"friendCount":"two"}}`, 400, []string{"metadata.name", "status.friendCount"}},
 		{"update missing", "PUT", base + "/nobody", "application/json", `{"metadata":{"name":"nobody","version":0},"spec":{"name":"x"}}`, 404, nil},
+		{"create as text", "POST", base, "text/plain", `{"metadata":{"name":"x"},"spec":{"name":"x"}}`, 415, nil},
+		{"create as a form", "POST", base, "application/x-www-form-urlencoded", `{"metadata":{"name":"x"},"spec":{"name":"x"}}`, 415, nil},
+		{"create as YAML", "POST", base, "application/yaml", "metadata:\n  name: x\n", 415, nil},
+		{"update as XML", "PUT", base + "/ann", "application/xml", `{"metadata":{"name":"ann","version":0},"spec":{"name":"x"}}`, 415, nil},
+		{"status as text", "PUT", base + "/ann/status", "text/plain", `{"metadata":{"name":"ann","version":0},"status":{"friendCount":1}}`, 415, nil},
 		{"patch media type", "PATCH", base + "/ann", "application/json", `{"spec":{"name":"x"}}`, 415, nil},
 		{"patch no media type", "PATCH", base + "/ann", "", `{"spec":{"name":"x"}}`, 415, nil},
 		{"patch making it invalid", "PATCH", base + "/ann", "application/merge-patch+json", `{"spec":{"age":500}}`, 400, []string{"spec.age"}},
@@ -586,5 +591,23 @@ func TestDefaultsFillAbsentFields(t *testing.T) {
 				t.Errorf("a body with trailing data was stored: %d", r.status)
 			}
 		})
+	}
+}
+
+// TestJSONBodyMediaTypes: object bodies are read as JSON when declared as
+// JSON, with parameters or a +json suffix, or not declared at all.
+func TestJSONBodyMediaTypes(t *testing.T) {
+	e := newEnv(t)
+	for i, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON", "application/vnd.example+json", ""} {
+		name := fmt.Sprintf("p%d", i)
+		r := e.do("POST", base, ct, `{"metadata":{"name":"`+name+`"},"spec":{"name":"x"}}`)
+		if r.status != http.StatusCreated {
+			t.Errorf("create with Content-Type %q = %d %s", ct, r.status, r.body)
+			continue
+		}
+		r = e.do("PUT", base+"/"+name, ct, `{"metadata":{"name":"`+name+`","version":0},"spec":{"name":"y"}}`)
+		if r.status != http.StatusOK {
+			t.Errorf("update with Content-Type %q = %d %s", ct, r.status, r.body)
+		}
 	}
 }

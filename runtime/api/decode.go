@@ -18,8 +18,22 @@ import (
 	"github.com/svcrun/svc/runtime/store"
 )
 
-// readBody reads the whole request body within the server's limit.
+// RequireJSON refuses with 415 a request body declared as anything but
+// JSON, as Kubernetes and Halo do, rather than parse it as JSON anyway. A
+// request without a Content-Type is read as JSON.
+func RequireJSON(c *gin.Context) error {
+	if ct := c.GetHeader("Content-Type"); ct != "" && !isJSON(mediaType(c)) {
+		return problem.New(http.StatusUnsupportedMediaType, "Content-Type %q is not supported; send the body as application/json", ct)
+	}
+	return nil
+}
+
+// readBody reads the whole request body, declared as JSON (RequireJSON),
+// within the server's limit.
 func readBody(c *gin.Context) ([]byte, error) {
+	if err := RequireJSON(c); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(c.Request.Body)
 	var tooLarge *http.MaxBytesError
 	switch {
@@ -33,9 +47,16 @@ func readBody(c *gin.Context) ([]byte, error) {
 	return body, nil
 }
 
+// isJSON reports whether media type mt is JSON: application/json or a
+// structured syntax suffix +json (RFC 6839), such as the patch types.
+func isJSON(mt string) bool {
+	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
+}
+
 // DecodeBody reads a request body within the server's limit and decodes it
 // strictly into a new object of m, with the generic API's errors (413 for
-// a body too large, 400 for an empty or invalid one naming every field).
+// a body too large, 415 for one not declared as JSON, 400 for an empty or
+// invalid one naming every field).
 // Custom handlers that accept a model's objects use it.
 func DecodeBody(c *gin.Context, m *model.Model) (object.Object, error) {
 	obj, _, err := decodeBody(c, m)

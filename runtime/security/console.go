@@ -18,6 +18,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/generated/core"
+	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/problem"
 	"github.com/svcrun/svc/runtime/authn"
 	"github.com/svcrun/svc/runtime/client"
@@ -191,6 +192,9 @@ type grantRequest struct {
 }
 
 func decodeJSON(c *gin.Context, v any) error {
+	if err := api.RequireJSON(c); err != nil {
+		return err
+	}
 	body, err := io.ReadAll(c.Request.Body)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {

@@ -142,6 +142,12 @@ func TestAuthenticationAndAuthorization(t *testing.T) {
 		t.Fatalf("admin unknown path = %d, want 404", st)
 	}
 
+	// A console body declared as anything but JSON is refused.
+	if st, _, body := e.do(call{method: "POST", path: console + "/users", user: admin, password: adminPW, contentType: "text/plain",
+		body: `{"name":"alice","displayName":"Alice","email":"alice@example.com","password":"alice-pw-1"}`}); st != 415 || body["status"] != 415.0 {
+		t.Fatalf("create user as text = %d %v, want a 415 problem", st, body)
+	}
+
 	// The admin creates a user; nobody sees a password.
 	st, h, body = e.do(call{method: "POST", path: console + "/users", user: admin, password: adminPW,
 		body: `{"name":"alice","displayName":"Alice","email":"alice@example.com","password":"alice-pw-1"}`})
