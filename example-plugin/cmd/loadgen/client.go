@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"syscall"
 	"time"
@@ -152,6 +153,29 @@ func (c *client) do(ctx context.Context, method, url string, body []byte, out *b
 		out.Write(resp.Body())
 	}
 	return resp.StatusCode(), nil
+}
+
+// deleteRun deletes every person this run created, by its run label, and
+// returns how many there were.
+func (c *client) deleteRun(ctx context.Context) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	sel := url.Values{"labelSelector": {runLabel + "=" + c.runID}}
+	var out bytes.Buffer
+	status, err := c.do(ctx, http.MethodDelete, c.coll+"?"+sel.Encode(), nil, &out)
+	if err != nil {
+		return 0, err
+	}
+	if status != http.StatusOK {
+		return 0, fmt.Errorf("status %d: %.300s", status, out.Bytes())
+	}
+	var res struct {
+		Total int64 `json:"total"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return 0, fmt.Errorf("decode the delete-collection result: %w", err)
+	}
+	return res.Total, nil
 }
 
 // waitReady polls /readyz until the server answers 200 (its indexes are

@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -47,6 +48,7 @@ type config struct {
 	JSON        bool
 	AllowRemote bool
 	SkipPreload bool
+	KeepCreated bool
 }
 
 // parseFlags reads and validates the command line.
@@ -66,6 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	watchRate := fs.Float64("watch-rate", 50, "writes per second during the watch scenario")
 	jsonOut := fs.Bool("json", false, "also print the results as JSON")
 	allowRemote := fs.Bool("allow-remote", false, "allow a server that is not on a loopback address")
+	keepCreated := fs.Bool("keep-created", false, "keep the persons the create and watch scenarios made (by default they are deleted after the run, so the store stays at --objects)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -75,7 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	cfg := &config{
 		User: *user, Password: *password, Concurrency: *concurrency, Duration: *duration,
 		Objects: *objects, Prefix: *prefix, Watchers: *watchers, WatchRate: *watchRate,
-		JSON: *jsonOut, AllowRemote: *allowRemote, SkipPreload: *skipPreload,
+		JSON: *jsonOut, AllowRemote: *allowRemote, SkipPreload: *skipPreload, KeepCreated: *keepCreated,
 	}
 	var err error
 	if cfg.URL, err = parseServerURL(*rawURL, cfg.AllowRemote); err != nil {
@@ -250,6 +253,15 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		results = append(results, r)
 	}
 	printTable(stdout, results)
+	if !cfg.KeepCreated && slices.ContainsFunc(cfg.Scenarios, func(s string) bool { return s == "create" || s == "watch" }) {
+		// Not timed. A store that grows with every run would make the next
+		// run measure more objects than --objects.
+		n, err := c.deleteRun(context.WithoutCancel(ctx))
+		if err != nil {
+			return fmt.Errorf("delete this run's persons (label %s=%s): %w", runLabel, c.runID, err)
+		}
+		fmt.Fprintf(stderr, "loadgen: deleted the %d persons this run created\n", n)
+	}
 	if cfg.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
