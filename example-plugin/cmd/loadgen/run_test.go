@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -58,6 +59,14 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 			t.Errorf("%s: %d requests, %d errors (%v)", name, r.Requests, r.Errors, r.ErrorKinds)
 		}
 	}
+	// What the create and watch scenarios made is gone: the store holds
+	// the preloaded persons only.
+	if !strings.Contains(stderr.String(), "loadgen: deleted the ") {
+		t.Errorf("no cleanup reported:\n%s", stderr.String())
+	}
+	if n := countPersons(t, srv.URL); n != cfg.Objects {
+		t.Errorf("after the run the store holds %d persons, want the %d preloaded", n, cfg.Objects)
+	}
 	// A second run trusts the first one's persons: no preload, gets that
 	// find them.
 	cfg.SkipPreload, cfg.Scenarios, cfg.Duration = true, []string{"get"}, 500*time.Millisecond
@@ -80,4 +89,26 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 			t.Errorf("watch: %d of %d connected, %d of %d events delivered", w.Watch.Connected, cfg.Watchers, w.Watch.Delivered, w.Watch.Expected)
 		}
 	}
+}
+
+// countPersons returns the total of a list of every person.
+func countPersons(t *testing.T, base string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+collectionPath+"?size=1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("admin", "pw")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var list struct {
+		Total int `json:"total"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&list); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("count persons: %d, %v", res.StatusCode, err)
+	}
+	return list.Total
 }
