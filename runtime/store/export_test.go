@@ -114,6 +114,13 @@ func WithCoolingForTest(opts Options, d time.Duration) Options {
 	return opts
 }
 
+// WithGatherDelayForTest returns opts with small batches waiting up to d
+// for the writers of the last batch.
+func WithGatherDelayForTest(opts Options, d time.Duration) Options {
+	opts.gather = d
+	return opts
+}
+
 // ViewHasTreeForTest reports whether m's newest view holds the tree of the
 // index named index.
 func (s *Store) ViewHasTreeForTest(m *model.Model, index string) bool {

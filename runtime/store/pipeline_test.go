@@ -298,6 +298,53 @@ func TestWritesDuringAnFsyncShareOneBatch(t *testing.T) {
 	}
 }
 
+// TestASmallBatchWaitsForTheLastBatchsWriters: once a batch has carried
+// several writes, the next one is held back from the idle log until as
+// many have arrived, so they share one fsync; a lone writer never waits.
+// The wait is a minute here, so a batch that waited when it should not
+// would hang the test, and one that did not wait would answer early.
+func TestASmallBatchWaitsForTheLastBatchsWriters(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.Open(t, store.WithGatherDelayForTest(store.Options{Dir: t.TempDir()}, time.Minute), m)
+	for _, name := range []string{"a", "b", "c"} { // one writer: a batch each, no wait
+		if _, err := s.Create(ctx, m, teamPerson(name, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two writes behind a held one: the next batch carries both.
+	g, batch, applied, results := holdOneCreate(t, s, m)
+	for i, name := range []string{"d", "e"} {
+		results = append(results, async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson(name, "x")) }))
+		waitApplied(t, s, applied+uint64(i)+2)
+	}
+	s.BeforeLogForTest(func() {})
+	g.release()
+	for _, r := range results {
+		if r := <-r; r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+	if got := s.DurableForTest(m); got != batch+2 {
+		t.Fatalf("the writes took batches %d..%d, want %d and %d", batch+1, got, batch+1, batch+2)
+	}
+	// Now a write alone waits for a second one, and they share a batch.
+	f := async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("f", "x")) })
+	select {
+	case r := <-f:
+		t.Fatalf("a lone write after a batch of two was answered at once (%v); want it to wait for a second", r.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if _, err := s.Create(ctx, m, teamPerson("g", "x")); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-f; r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := s.DurableForTest(m); got != batch+3 {
+		t.Errorf("f and g took batches up to %d, want both in %d", got, batch+3)
+	}
+}
+
 // TestViewsCopyOnlyTreesInUse: a tree no reader asks for over the cooling
 // period leaves the views, so writes stop copying its nodes; a reader that
 // needs it again brings it back and sees every acknowledged write in it.

@@ -35,10 +35,18 @@ type Options struct {
 	Now func() time.Time
 
 	cooling time.Duration // how long a tree read by no one stays in views; tests shorten it
+	gather  time.Duration // how long a small batch waits for writers (gatherDelay); tests lengthen it
 }
 
 // maxBatch bounds how many writes share one memdb transaction.
 const maxBatch = 512
+
+// A small batch waits for the writers of the last one (see gather): for up
+// to gatherTarget of them, at most gatherDelay, well under an fsync here.
+const (
+	gatherTarget = 4
+	gatherDelay  = 150 * time.Microsecond
+)
 
 // Store keeps every object of every model in memory, indexed, and makes
 // each acknowledged write durable. See doc.go for the design.
@@ -51,12 +59,16 @@ type Store struct {
 	tablesMu sync.Mutex                        // serialises changes to tables
 	tables   atomic.Pointer[map[string]*table] // copy-on-write; readers load
 
-	ops      chan *op
-	seq      uint64        // the last batch's number; only the committer touches it
-	synced   chan *batch   // the batch handed off to the syncer (unbuffered: one at a time)
-	idle     chan struct{} // the syncer waits for a batch (capacity 1)
-	failedCh chan struct{} // closed once failErr is set: the sticky WAL failure
-	failErr  error         // read it only after failedCh is closed
+	ops chan *op
+	seq uint64 // the last batch's number; only the committer touches it
+	// lastBatch (the size of the last batch handed off) and pending (a
+	// control op that arrived while a batch gathered) are the committer's.
+	lastBatch int
+	pending   *op
+	synced    chan *batch   // the batch handed off to the syncer (unbuffered: one at a time)
+	idle      chan struct{} // the syncer waits for a batch (capacity 1)
+	failedCh  chan struct{} // closed once failErr is set: the sticky WAL failure
+	failErr   error         // read it only after failedCh is closed
 	// appliedOps counts the writes applied, durable or not, for tests
 	// that stop the log to look at the store in between.
 	appliedOps atomic.Uint64
@@ -153,6 +165,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.cooling <= 0 {
 		opts.cooling = cooling
+	}
+	if opts.gather == 0 {
+		opts.gather = gatherDelay
 	}
 	s := &Store{
 		opts:     opts,
