@@ -205,7 +205,7 @@ func pathMismatch(got, name string) object.FieldErrors {
 // not; stored is whether the body is what gets stored (not so for the
 // status subresource), so that the store's checks apply to it.
 func (a *modelAPI) decodeFor(c *gin.Context, name string, stored bool) (object.Object, []byte, error) {
-	obj, raw, err := decodeBody(c, a.m)
+	obj, raw, err := decodeBody(c, a.m, false)
 	if err != nil {
 		if got, ok := bodyName(raw); ok {
 			addViolations(err, pathMismatch(got, name))

@@ -18,22 +18,20 @@ import (
 	"github.com/svcrun/svc/runtime/store"
 )
 
-// RequireJSON refuses with 415 a request body declared as anything but
-// JSON, as Kubernetes and Halo do, rather than parse it as JSON anyway. A
-// request without a Content-Type is read as JSON.
-func RequireJSON(c *gin.Context) error {
+// ReadJSONBody reads a request body declared as JSON within the server's
+// limit: 415 for a body declared as anything else (as Kubernetes and Halo
+// answer, rather than parse it as JSON anyway; none declared is read as
+// JSON), 413 for one too large, 400 for an empty one. Handlers that decode
+// a JSON body of their own use it.
+func ReadJSONBody(c *gin.Context) ([]byte, error) {
 	if ct := c.GetHeader("Content-Type"); ct != "" && !isJSON(mediaType(c)) {
-		return problem.New(http.StatusUnsupportedMediaType, "Content-Type %q is not supported; send the body as application/json", ct)
+		return nil, problem.New(http.StatusUnsupportedMediaType, "Content-Type %q is not supported; send the body as application/json", ct)
 	}
-	return nil
+	return readBody(c)
 }
 
-// readBody reads the whole request body, declared as JSON (RequireJSON),
-// within the server's limit.
+// readBody reads the whole request body within the server's limit.
 func readBody(c *gin.Context) ([]byte, error) {
-	if err := RequireJSON(c); err != nil {
-		return nil, err
-	}
 	body, err := io.ReadAll(c.Request.Body)
 	var tooLarge *http.MaxBytesError
 	switch {
@@ -53,35 +51,32 @@ func isJSON(mt string) bool {
 	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
 }
 
-// DecodeBody reads a request body within the server's limit and decodes it
-// strictly into a new object of m, with the generic API's errors (413 for
-// a body too large, 415 for one not declared as JSON, 400 for an empty or
-// invalid one naming every field).
-// Custom handlers that accept a model's objects use it.
+// DecodeBody reads a request body (ReadJSONBody) and decodes it strictly
+// into a new object of m, with the generic API's errors (400 for an
+// invalid one, naming every field). Custom handlers that accept a model's
+// objects use it.
 func DecodeBody(c *gin.Context, m *model.Model) (object.Object, error) {
-	obj, _, err := decodeBody(c, m)
+	obj, _, err := decodeBody(c, m, false)
 	return obj, err
-}
-
-// decodeBody reads the body and decodes it strictly into a new object of m.
-func decodeBody(c *gin.Context, m *model.Model) (object.Object, []byte, error) {
-	body, err := readBody(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	obj, err := decodeStrict(m, body, false)
-	return obj, body, err
 }
 
 // DecodeNewBody is DecodeBody for a body that describes a new object:
 // m's defaults fill in what it leaves out (codec.DecodeNew says why only
 // new objects). The generic create and custom handlers that create use it.
 func DecodeNewBody(c *gin.Context, m *model.Model) (object.Object, error) {
-	body, err := readBody(c)
+	obj, _, err := decodeBody(c, m, true)
+	return obj, err
+}
+
+// decodeBody reads the body and decodes it strictly into a new object of
+// m (decodeStrict), returning the body too.
+func decodeBody(c *gin.Context, m *model.Model, fresh bool) (object.Object, []byte, error) {
+	body, err := ReadJSONBody(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return decodeStrict(m, body, true)
+	obj, err := decodeStrict(m, body, fresh)
+	return obj, body, err
 }
 
 // decodeStrict decodes data into a new object of m; fresh fills in m's

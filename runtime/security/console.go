@@ -192,16 +192,9 @@ type grantRequest struct {
 }
 
 func decodeJSON(c *gin.Context, v any) error {
-	if err := api.RequireJSON(c); err != nil {
-		return err
-	}
-	body, err := io.ReadAll(c.Request.Body)
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return problem.New(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes", tooLarge.Limit)
-	}
+	body, err := api.ReadJSONBody(c)
 	if err != nil {
-		return problem.Invalid("cannot read the request body: " + err.Error())
+		return err
 	}
 	// An object and nothing else: null or a second value must not pass
 	// for an empty request (a grant of no roles removes them all).
