@@ -339,6 +339,36 @@ func TestASmallBatchWaitsForTheLastBatchsWriters(t *testing.T) {
 	if got := s.DurableForTest(m); got != batch+1 {
 		t.Errorf("f and g took batches up to %d, want both in %d", got, batch+1)
 	}
+	// A control op (a watch subscription) ends the wait: the lone write
+	// goes to the log alone, then the control op runs.
+	h := async(func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("h", "x")) })
+	select {
+	case r := <-h:
+		t.Fatalf("a lone write after a batch of two was answered at once (%v)", r.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	watched := make(chan error, 1)
+	go func() {
+		sub, err := s.Watch(ctx, m, store.WatchOptions{})
+		if err == nil {
+			sub.Close()
+		}
+		watched <- err
+	}()
+	select {
+	case err := <-watched:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second): // the wait is a minute
+		t.Fatal("the watch subscription waited out the batch's wait for writers")
+	}
+	if r := <-h; r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := s.DurableForTest(m); got != batch+2 {
+		t.Errorf("h took batch %d, want %d", got, batch+2)
+	}
 }
 
 // TestViewsCopyOnlyTreesInUse: a tree no reader asks for over the cooling

@@ -166,7 +166,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.cooling <= 0 {
 		opts.cooling = cooling
 	}
-	if opts.gather == 0 {
+	if opts.gather <= 0 {
 		opts.gather = gatherDelay
 	}
 	s := &Store{
