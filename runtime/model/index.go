@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/svcrun/svc/runtime/object"
-	"slices"
 )
 
 // Names of the default indexes every model has.

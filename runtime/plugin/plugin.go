@@ -3,11 +3,12 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"github.com/svcrun/svc/runtime/object"
 	"io/fs"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/svcrun/svc/runtime/object"
 )
 
 // Plugin is a unit of models, routes and background work compiled into a

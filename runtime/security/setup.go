@@ -3,7 +3,6 @@ package security
 import (
 	"context"
 	"fmt"
-	"github.com/svcrun/svc/runtime/controller"
 	"io"
 	"log/slog"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/authn"
 	"github.com/svcrun/svc/runtime/authz"
+	"github.com/svcrun/svc/runtime/controller"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/rbac"
 	"github.com/svcrun/svc/runtime/store"
