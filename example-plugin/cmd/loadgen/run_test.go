@@ -82,6 +82,15 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 	if len(again.Results) != 1 || again.Results[0].Scenario != "get" || again.Results[0].Requests == 0 || again.Results[0].Errors != 0 {
 		t.Errorf("second run with --skip-preload: %+v", again.Results)
 	}
+	// With --keep-created, what a create run made stays.
+	cfg.Scenarios, cfg.KeepCreated, cfg.JSON = []string{"create"}, true, false
+	stdout.Reset()
+	if err := run(ctx, cfg, &stdout, &stderr); err != nil {
+		t.Fatalf("run with --keep-created: %v", err)
+	}
+	if n := countPersons(t, srv.URL); n <= cfg.Objects {
+		t.Errorf("after a create run with --keep-created the store holds %d persons, want more than %d", n, cfg.Objects)
+	}
 	if w := seen["watch"]; w == nil || w.Watch == nil {
 		t.Error("the report lacks the watch scenario's details")
 	} else {
