@@ -24,7 +24,8 @@ import (
 // JSON), 413 for one too large, 400 for an empty one. Handlers that decode
 // a JSON body of their own use it.
 func ReadJSONBody(c *gin.Context) ([]byte, error) {
-	if ct := c.GetHeader("Content-Type"); ct != "" && !isJSON(mediaType(c)) {
+	// The common header is compared before it is parsed: every create reads it.
+	if ct := c.GetHeader("Content-Type"); ct != "" && ct != "application/json" && !isJSON(mediaType(c)) {
 		return nil, problem.New(http.StatusUnsupportedMediaType, "Content-Type %q is not supported; send the body as application/json", ct)
 	}
 	return readBody(c)
