@@ -48,7 +48,8 @@ type tableChange struct {
 
 // run is the committer: the only goroutine that writes to memdb and the
 // index trees. It applies each write as it arrives to an open batch, and
-// hands the batch to the syncer the moment the syncer is idle: the writes
+// hands the batch to the syncer once the syncer is idle (after gather's
+// short wait for a small batch's writers): the writes
 // that arrive during an fsync are applied during it (a pipeline) and
 // share the next one (group commit), in one memdb transaction per table,
 // however they trickle in.
