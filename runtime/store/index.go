@@ -277,8 +277,9 @@ func rebuildTrees(m *model.Model, db *memdb.MemDB) ([]*tree, error) {
 	}
 	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
 	order, metas := defaultOrder(recs), metasOf(recs)
+	sc := new(scratch)
 	for ix := 1; ix < len(trees); ix++ {
-		if trees[ix], err = buildTree(m, recs, order, metas, ix); err != nil {
+		if trees[ix], err = buildTree(m, recs, order, metas, ix, sc); err != nil {
 			return nil, err
 		}
 	}

@@ -123,29 +123,32 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	var byName *names
 	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
 	errs := make([]error, len(trees))
-	jobs := []func(){
-		func() { errs[0] = loadObjects(db, replaced) },
-		func() { byName = newNames(recs) },
+	jobs := []func(*scratch){
+		func(*scratch) { errs[0] = loadObjects(db, replaced) },
+		func(*scratch) { byName = newNames(recs) },
 	}
 	order, metas := defaultOrder(recs), metasOf(recs)
 	var posts *postings
 	for ix := 1; ix < len(trees); ix++ {
-		jobs = append(jobs, func() {
-			trees[ix], errs[ix] = buildTree(m, recs, order, metas, ix)
+		jobs = append(jobs, func(sc *scratch) {
+			trees[ix], errs[ix] = buildTree(m, recs, order, metas, ix, sc)
 			if ix == ixLabels && errs[ix] == nil {
 				posts = buildPostings(trees[ix]) // from its tree, in the same job
 			}
 		})
 	}
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	// One worker per core, each with its own scratch for the trees it
+	// builds.
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for _, job := range jobs {
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			job()
+			sc := new(scratch)
+			for j := next.Add(1) - 1; j < int64(len(jobs)); j = next.Add(1) - 1 {
+				jobs[j](sc)
+			}
 		}()
 	}
 	wg.Wait()

@@ -149,7 +149,9 @@ func BuildSummarized[T any](cmp func(a, b T) int, summary func(T) uint32, n int,
 	level := make([]*node[T], 0, n/buildFill+1)
 	for lo := 0; lo < n; {
 		hi := spread(lo, n)
-		leaf := &node[T]{owner: t.owner, count: hi - lo, items: make([]T, hi-lo, maxItems+1)}
+		// Full, not at a node's capacity: a start builds millions of
+		// leaves, most of which are never written (insertAt grows one).
+		leaf := &node[T]{owner: t.owner, count: hi - lo, items: make([]T, hi-lo)}
 		for i := range leaf.items {
 			leaf.items[i] = item(lo + i)
 		}
@@ -633,8 +635,16 @@ func (t *Tree[T]) descendRuns(n *node[T], pivot T, f *Filter[T], fn func([]T) bo
 }
 
 func insertAt[E any](s []E, i int, v E) []E {
-	var zero E
-	s = append(s, zero)
+	if len(s) == cap(s) {
+		// A bulk-built leaf is allocated full: give it a node's capacity
+		// at once rather than append's doubling.
+		g := make([]E, len(s)+1, max(len(s)+1, maxItems+1))
+		copy(g, s[:i])
+		g[i] = v
+		copy(g[i+1:], s[i:])
+		return g
+	}
+	s = s[:len(s)+1]
 	copy(s[i+1:], s[i:])
 	s[i] = v
 	return s

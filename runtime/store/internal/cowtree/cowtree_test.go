@@ -372,6 +372,30 @@ func TestBuildShapes(t *testing.T) {
 	}
 }
 
+// A built leaf is allocated full; its first insert gives it a node's
+// capacity once, and the inserts up to a split then fit in place.
+func TestABuiltLeafGrowsOnceToANodesCapacity(t *testing.T) {
+	m := make(model, buildFill)
+	for i := range m {
+		m[i] = kv{2 * i, i}
+	}
+	tr := Build(byK, m)
+	if got := cap(tr.root.items); got != buildFill {
+		t.Fatalf("built leaf has capacity %d, want %d (full)", got, buildFill)
+	}
+	tr.Set(kv{1, 0})
+	grown := &tr.root.items[0]
+	if got := cap(tr.root.items); got != maxItems+1 {
+		t.Fatalf("after an insert the leaf has capacity %d, want %d", got, maxItems+1)
+	}
+	for k := 3; tr.Len() < maxItems; k += 2 {
+		tr.Set(kv{k, 0})
+	}
+	if &tr.root.items[0] != grown {
+		t.Fatal("inserts up to a node's capacity reallocated the leaf")
+	}
+}
+
 func TestBuildKeepsNoReference(t *testing.T) {
 	items := []kv{{1, 1}, {2, 2}, {3, 3}}
 	tr := Build(byK, items)
