@@ -174,6 +174,11 @@ func TestCreateGetList(t *testing.T) {
 	if len(items) != 2 || items[0].(map[string]any)["metadata"].(map[string]any)["name"] != "bob" {
 		t.Errorf("sorted list = %v", all)
 	}
+	// No upper bound on size: a page larger than the list is all of it.
+	huge := e.do("GET", base+"?size=1000000&sort=spec.age,desc", "", "").json(t)
+	if n := len(huge["items"].([]any)); n != 2 || huge["size"] != 1e6 || huge["totalPages"] != 1.0 || huge["last"] != true {
+		t.Errorf("size=1000000 = %v, want both objects on the one page", huge)
+	}
 	if empty := e.do("GET", base+"?labelSelector=team%3Dnone", "", ""); !strings.Contains(string(empty.body), `"items":[]`) {
 		t.Errorf("empty list = %s, want items []", empty.body)
 	}
@@ -249,6 +254,8 @@ func TestBadInputIsA4xxAndChangesNothing(t *testing.T) {
 		{"method not allowed", "PATCH", base, "", "", 405, nil},
 		{"unknown route", "GET", "/apis/nothing.example.com/v1/things", "", "", 404, nil},
 		{"watch without upgrade", "GET", base + "?watch=true", "", "", 400, nil},
+		{"watch not a boolean", "GET", base + "?watch=maybe", "", "", 400, []string{"watch"}},
+		{"sendInitialEvents not a boolean", "GET", base + "?watch=true&sendInitialEvents=yes", "", "", 400, []string{"sendInitialEvents"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

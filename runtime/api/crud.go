@@ -60,15 +60,33 @@ func (a *modelAPI) handlers() Handlers {
 func (a *modelAPI) st() *store.Store { return a.s.opts.Store }
 
 // isWatch reports a watch request: a WebSocket upgrade or ?watch=true.
-func isWatch(c *gin.Context) bool {
-	if v := c.Query("watch"); v == "true" || v == "1" {
-		return true
+func isWatch(c *gin.Context) (bool, error) {
+	w, err := boolParam(c, "watch")
+	return w || c.IsWebsocket(), err
+}
+
+// boolParam reads a boolean query parameter as Kubernetes parses one
+// (strconv.ParseBool: 1, t, true, 0, f, false, in upper or lower case);
+// absent or empty is false, and anything else is a bad parameter rather
+// than a silent false.
+func boolParam(c *gin.Context, name string) (bool, error) {
+	v := c.Query(name)
+	if v == "" {
+		return false, nil
 	}
-	return c.IsWebsocket()
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &query.ParamError{Param: name, Value: v, Reason: "must be true or false"}
+	}
+	return b, nil
 }
 
 func (a *modelAPI) list(c *gin.Context) error {
-	if isWatch(c) {
+	watch, err := isWatch(c)
+	if err != nil {
+		return err
+	}
+	if watch {
 		return a.watch(c, "")
 	}
 	q, err := a.parseQuery(c)

@@ -31,14 +31,18 @@ const (
 // JSON text frames {"type":..., "object":...}. Failures before the upgrade
 // are returned as problems; once streaming, the stream just ends.
 func (a *modelAPI) watch(c *gin.Context, name string) error {
-	if !c.IsWebsocket() {
-		return problem.New(http.StatusBadRequest, "watch needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
-	}
 	q, err := a.parseQuery(c)
 	if err != nil {
 		return err
 	}
-	sub, err := a.st().Watch(c, a.m, store.WatchOptions{Query: q, Name: name, SendInitial: c.Query("sendInitialEvents") == "true"})
+	initial, err := boolParam(c, "sendInitialEvents")
+	if err != nil {
+		return err
+	}
+	if !c.IsWebsocket() {
+		return problem.New(http.StatusBadRequest, "watch needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
+	}
+	sub, err := a.st().Watch(c, a.m, store.WatchOptions{Query: q, Name: name, SendInitial: initial})
 	if err != nil {
 		return err
 	}

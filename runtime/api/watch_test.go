@@ -92,6 +92,18 @@ func TestWatchSendsQueuedEventsInOneWrite(t *testing.T) {
 	}
 }
 
+// TestWatchBooleanSpellings: watch and sendInitialEvents take every
+// spelling strconv.ParseBool (and Kubernetes) takes.
+func TestWatchBooleanSpellings(t *testing.T) {
+	e, _ := newCountingEnv(t)
+	createPadded(e, 1, 0)
+	for _, q := range []string{"?watch=1&sendInitialEvents=T", "?watch=TRUE&sendInitialEvents=1"} {
+		if got := read(t, dial(t, e, base+q)); got != "ADDED p000" {
+			t.Errorf("%s: first event %s, want the initial ADDED p000", q, got)
+		}
+	}
+}
+
 // TestWatchBatchesAreBounded: a backlog larger than one batch leaves in
 // several writes, none much over the batch limit.
 func TestWatchBatchesAreBounded(t *testing.T) {

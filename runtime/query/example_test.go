@@ -37,6 +37,6 @@ func ExampleParse() {
 	// sort: [spec.priority,desc metadata.name,asc]
 	// labels: app=blog,!svc.run/hidden
 	// fields: spec.phase=(Draft,Published)
-	// true size invalid size "-1": must be between 0 and 10000
+	// true size invalid size "-1": must not be negative (0 or no size means all objects)
 	// totalPages: 3 hasNext: true first: true
 }

@@ -82,10 +82,6 @@ func Join(errs ...error) error {
 	return out
 }
 
-// MaxSize bounds a page so one request cannot ask for an unbounded
-// allocation by mistake; size=0 (everything) is still allowed.
-const MaxSize = 10000
-
 // CheckRaw reports the first parameter of a raw query string that does
 // not decode (a bad %-escape, or a ';', which url.ParseQuery refuses).
 // net/http's URL.Query drops such a parameter silently, so a selector
@@ -132,8 +128,10 @@ func Parse(v url.Values) (Query, error) {
 		switch {
 		case err != nil:
 			errs = append(errs, &ParamError{"size", s, "must be an integer"})
-		case n < 0 || n > MaxSize:
-			errs = append(errs, &ParamError{"size", s, fmt.Sprintf("must be between 0 and %d", MaxSize)})
+		case n < 0:
+			// No upper bound: size=0 already asks for everything, and a
+			// page larger than the list is the whole list.
+			errs = append(errs, &ParamError{"size", s, "must not be negative (0 or no size means all objects)"})
 		default:
 			q.Size = n
 		}

@@ -28,7 +28,7 @@ func NewListResult[T any](page, size int, total int64, items []T) ListResult[T] 
 	case size == 0:
 		pages = 1
 	case total > 0:
-		pages = (total + int64(size) - 1) / int64(size)
+		pages = (total-1)/int64(size) + 1 // ceil, without overflow for a huge size
 	}
 	r := ListResult[T]{Page: page, Size: size, Total: total, Items: items, TotalPages: pages}
 	r.HasNext = int64(page) < pages

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -187,15 +188,17 @@ func resourceVerb(method string) string {
 	return ""
 }
 
-// watchQuery reads the first watch parameter: true (any case) or 1 asks
-// for a watch, as runtime/api reads it. Kubernetes treats every value but
-// false and 0 as true; erring towards "watch" only ever asks for more.
+// watchQuery reads the first watch parameter as runtime/api does
+// (strconv.ParseBool). Kubernetes treats every value but false and 0 as
+// true; here a value that is not a boolean is a list request that the API
+// then refuses with a 400.
 func watchQuery(q url.Values) bool {
 	v := q["watch"]
 	if len(v) == 0 {
 		return false
 	}
-	return strings.EqualFold(v[0], "true") || v[0] == "1"
+	b, _ := strconv.ParseBool(v[0])
+	return b
 }
 
 // splitPath splits on "/" and drops empty segments, so /api/v1//posts is

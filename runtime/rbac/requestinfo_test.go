@@ -55,6 +55,10 @@ func TestParseRequestInfo(t *testing.T) {
 		{"k8s watch=false", "GET", "/api/v1/pods?watch=false", false, api("list", "pods", "", "", "", "pods")},
 		{"k8s watch=1", "GET", "/api/v1/pods?watch=1", false, api("watch", "pods", "", "", "", "pods")},
 		{"k8s watch=0", "GET", "/api/v1/pods?watch=0", false, api("list", "pods", "", "", "", "pods")},
+		{"watch=TRUE", "GET", "/api/v1/pods?watch=TRUE", false, api("watch", "pods", "", "", "", "pods")},
+		{"watch=t", "GET", "/api/v1/pods?watch=t", false, api("watch", "pods", "", "", "", "pods")},
+		// Not a boolean: a list, which the API then refuses with a 400.
+		{"watch=maybe", "GET", "/api/v1/pods?watch=maybe", false, api("list", "pods", "", "", "", "pods")},
 		{"k8s status", "GET", "/api/v1/pods/foo/status", false, api("get", "pods", "foo", "status", "", "pods", "foo", "status")},
 		{"k8s proxy subresource", "GET", "/api/v1/pods/foo/proxy/subpath", false, api("get", "pods", "foo", "proxy", "subpath", "pods", "foo", "proxy", "subpath")},
 		{"k8s namespace finalize", "PUT", "/api/v1/namespaces/other/finalize", false, api("update", "namespaces", "other", "finalize", "", "namespaces", "other", "finalize")},

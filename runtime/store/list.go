@@ -332,6 +332,12 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 	}
 
 	total, known := p.total(v, all, best)
+	if size > 0 && int64(size) > all {
+		// A page larger than the table holds what a page of the table's
+		// size holds (all of it, or nothing past page 1); that size keeps
+		// the buffers and offsets below in range for any requested size.
+		size = int(max(all, 1))
+	}
 	first := p.sorts[0]
 	streamable := size > 0 && first.ix != ixDeleted && !p.multi[first.ix]
 	// Past the last object every page is empty; capping there also keeps

@@ -152,6 +152,12 @@ func TestListResultNumbers(t *testing.T) {
 		{"size=2&page=9223372036854775807&fieldSelector=spec.name=x", math.MaxInt, 2, 5, 3, false, true, false, true, 0},
 		{"size=3&page=9223372036854775807&sort=spec.age", math.MaxInt, 3, 5, 2, false, true, false, true, 0},
 		{"size=10000&page=9223372036854775807&labelSelector=!none", math.MaxInt, 10000, 5, 1, false, true, false, true, 0},
+		// A page larger than the table: the whole list on page 1, and the
+		// requested size echoed.
+		{"size=9223372036854775807", 1, math.MaxInt, 5, 1, true, true, false, false, 5},
+		{"size=9223372036854775807&sort=spec.age", 1, math.MaxInt, 5, 1, true, true, false, false, 5},
+		{"size=9223372036854775807&page=2", 2, math.MaxInt, 5, 1, false, true, false, true, 0},
+		{"size=9223372036854775807&page=9223372036854775807&labelSelector=!none", math.MaxInt, math.MaxInt, 5, 1, false, true, false, true, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.q, func(t *testing.T) {
