@@ -135,6 +135,13 @@ func TestAuthenticationAndAuthorization(t *testing.T) {
 	if st, _, _ := e.do(call{method: "GET", path: persons, user: admin, password: "wrong"}); st != 401 {
 		t.Fatalf("bad password = %d", st)
 	}
+	// Public paths need no credentials, so bad ones do not close them.
+	if st, _, _ := e.do(call{method: "GET", path: "/healthz", user: admin, password: "wrong"}); st != 200 {
+		t.Fatalf("/healthz with a bad password = %d, want 200 (public)", st)
+	}
+	if st, _, _ := e.do(call{method: "GET", path: "/no/such/path", user: admin, password: "wrong"}); st != 401 {
+		t.Fatalf("unknown path with a bad password = %d, want 401", st)
+	}
 	if st, _, _ := e.do(call{method: "GET", path: persons, user: admin, password: adminPW}); st != 200 {
 		t.Fatalf("admin list = %d", st)
 	}
