@@ -291,3 +291,31 @@ func BenchmarkIndexBuild_1M(b *testing.B) {
 	}
 	benchBuild(b, 1_000_000)
 }
+
+// benchOpen times Open on n stored persons: reading the snapshot and
+// loading its records into memdb, the part of a start before Register.
+func benchOpen(b *testing.B, n int) {
+	dir := b.TempDir()
+	writeSnapshot(b, dir, n)
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+		s, err := store.Open(store.Options{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		s.Close()
+		b.StartTimer()
+	}
+}
+
+func BenchmarkOpen_100k(b *testing.B) { benchOpen(b, 100_000) }
+
+func BenchmarkOpen_1M(b *testing.B) {
+	if os.Getenv("SVC_BENCH_1M") == "" {
+		b.Skip("set SVC_BENCH_1M=1 (make bench does) to open 1M objects")
+	}
+	benchOpen(b, 1_000_000)
+}

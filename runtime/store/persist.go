@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -30,16 +32,19 @@ func (s *Store) recover() error {
 	}
 	s.lock = lock
 	start := time.Now()
-	l := &loader{s: s, txns: map[*table]*memdb.Txn{}}
+	l := newLoader(s)
+	defer l.stop() // on an early return; a no-op after finish
 	var size int64
 	seq, found, err := snapshot.Load(filepath.Join(dir, snapshotDir), func(kind byte, payload []byte) error {
 		size += int64(len(payload))
 		return l.apply(payload)
 	})
 	if err != nil {
+		if lerr := l.finish(); lerr != nil {
+			err = lerr // the insert that failed, not the load it stopped
+		}
 		return fmt.Errorf("store: load snapshot: %w", err)
 	}
-	l.flush()
 	s.snapBytes.Store(size)
 	fromSnapshot := l.n
 	w, err := wal.Open(filepath.Join(dir, walDir), wal.Options{SegmentSize: s.opts.SegmentBytes, Logger: s.log, Preallocate: true})
@@ -50,64 +55,139 @@ func (s *Store) recover() error {
 	if w.LastSeq() < seq {
 		return fmt.Errorf("store: the log ends at record %d but the snapshot covers up to %d: log files are missing from %s", w.LastSeq(), seq, filepath.Join(dir, walDir))
 	}
-	if err := w.Replay(seq, func(_ uint64, payload []byte) error { return l.apply(payload) }); err != nil {
+	err = w.Replay(seq, func(_ uint64, payload []byte) error { return l.apply(payload) })
+	if lerr := l.finish(); lerr != nil {
+		err = lerr
+	}
+	if err != nil {
 		return fmt.Errorf("store: replay log: %w", err)
 	}
-	l.flush()
 	s.logged = w.Size()
 	s.log.Info("store recovered", "dir", dir, "snapshot", found, "snapshotSeq", seq,
 		"fromSnapshot", fromSnapshot, "fromLog", l.n-fromSnapshot, "lastSeq", w.LastSeq(), "took", time.Since(start))
 	return nil
 }
 
-// loader batches restored records into memdb transactions without change
-// tracking or events: a restore is not a change anyone watches.
+// loader restores records into raw tables, without change tracking or
+// events: a restore is not a change anyone watches. Decoding and copying
+// records (apply, on the reading goroutine) and inserting them into memdb
+// (insert, on the loader's own) overlap on two cores; in sequence they
+// took a 1M-object Open 3.7 s.
 type loader struct {
-	s       *Store
-	txns    map[*table]*memdb.Txn
-	pending int
-	n       int
+	s      *Store
+	batch  []restored
+	ch     chan []restored
+	done   chan struct{}
+	failed atomic.Bool
+	err    error // insert's first error; read after done
+	n      int
+	closed bool
+}
+
+// restored is one record to put, or, with rec nil, a name to remove.
+type restored struct {
+	t    *table
+	rec  *Record
+	name string
+}
+
+var errLoadStopped = errors.New("store: restore stopped by an earlier error")
+
+func newLoader(s *Store) *loader {
+	l := &loader{s: s, ch: make(chan []restored, 4), done: make(chan struct{})}
+	go l.insert()
+	return l
 }
 
 func (l *loader) apply(payload []byte) error {
+	if l.failed.Load() {
+		return errLoadStopped // finish returns the cause
+	}
 	e, err := decodeEntry(payload)
 	if err != nil {
 		return fmt.Errorf("decode record: %w", err)
 	}
-	t := l.s.tableFor(e.table)
-	txn, ok := l.txns[t]
-	if !ok {
-		txn = t.state.Load().db.Txn(true)
-		l.txns[t] = txn
-	}
-	switch e.kind {
-	case kindPut:
-		rec := &Record{Name: e.name, Version: e.version, Data: append([]byte(nil), e.data...)}
+	r := restored{t: l.s.tableFor(e.table), name: e.name}
+	if e.kind == kindPut {
+		// payload is only valid during the call: copy what the record keeps.
+		r.rec = &Record{Name: e.name, Version: e.version, Data: append([]byte(nil), e.data...)}
 		if len(e.keys) >= 8 {
-			rec.blob = append([]byte(nil), e.keys...)
-			rec.fp = binary.LittleEndian.Uint64(e.keys)
+			r.rec.blob = append([]byte(nil), e.keys...)
+			r.rec.fp = binary.LittleEndian.Uint64(e.keys)
 		}
-		if err := txn.Insert(tableObjects, rec); err != nil {
-			return fmt.Errorf("restore %s/%s: %w", e.table, e.name, err)
-		}
-	case kindRemove:
-		if _, err := txn.DeleteAll(tableObjects, indexID, e.name); err != nil {
-			return fmt.Errorf("restore removal %s/%s: %w", e.table, e.name, err)
-		}
+	} else if e.kind != kindRemove {
+		return nil
 	}
+	if l.batch == nil {
+		l.batch = make([]restored, 0, loadBatch)
+	}
+	l.batch = append(l.batch, r)
 	l.n++
-	if l.pending++; l.pending >= loadBatch {
-		l.flush()
+	if len(l.batch) == loadBatch {
+		l.ch <- l.batch
+		l.batch = nil
 	}
 	return nil
 }
 
-func (l *loader) flush() {
-	for t, txn := range l.txns {
-		txn.Commit()
-		delete(l.txns, t)
+// insert applies each batch in one memdb transaction per table, until the
+// channel closes; after a failure it drains the rest.
+func (l *loader) insert() {
+	defer close(l.done)
+	txns := map[*table]*memdb.Txn{}
+	for b := range l.ch {
+		if l.err != nil {
+			continue
+		}
+		for _, r := range b {
+			txn, ok := txns[r.t]
+			if !ok {
+				txn = r.t.state.Load().db.Txn(true)
+				txns[r.t] = txn
+			}
+			var err error
+			if r.rec != nil {
+				if err = txn.Insert(tableObjects, r.rec); err != nil {
+					err = fmt.Errorf("restore %s/%s: %w", r.t.key, r.name, err)
+				}
+			} else if _, err = txn.DeleteAll(tableObjects, indexID, r.name); err != nil {
+				err = fmt.Errorf("restore removal %s/%s: %w", r.t.key, r.name, err)
+			}
+			if err != nil {
+				l.err = err
+				l.failed.Store(true)
+				break
+			}
+		}
+		for t, txn := range txns {
+			if l.err != nil {
+				txn.Abort()
+			} else {
+				txn.Commit()
+			}
+			delete(txns, t)
+		}
 	}
-	l.pending = 0
+}
+
+// finish hands over the last batch, waits for every insert and returns
+// the first insert error.
+func (l *loader) finish() error {
+	if !l.closed && len(l.batch) > 0 && !l.failed.Load() {
+		l.ch <- l.batch
+	}
+	l.batch = nil
+	l.stop()
+	return l.err
+}
+
+// stop ends the inserting goroutine and waits for it.
+func (l *loader) stop() {
+	if !l.closed {
+		l.closed = true
+		close(l.ch)
+	}
+	<-l.done
 }
 
 // startSnapshot runs on the committer after a batch: it notes the last

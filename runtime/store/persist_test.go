@@ -101,6 +101,40 @@ func TestReopenRestoresEveryWrite(t *testing.T) {
 	}
 }
 
+// TestReopenRestoresManyBatches: a restore of several loader batches, from
+// a snapshot and the log after it, puts and removals interleaved, gives
+// back exactly what was acknowledged.
+func TestReopenRestoresManyBatches(t *testing.T) {
+	dir := t.TempDir()
+	opts := store.Options{Dir: dir, SnapshotBytes: 512 << 10}
+	m := storetest.PersonModel()
+	s := storetest.Open(t, opts, m)
+	const n = 2500 // 2.5 loader batches
+	for i := range n {
+		if _, err := s.Create(ctx, m, storetest.NewPerson(fmt.Sprintf("p%04d", i), Spec{Name: "x"})); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 2 { // removed for good: no finalizers
+			if _, err := s.Delete(ctx, m, fmt.Sprintf("p%04d", i-1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := dump(t, s, m)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*.snap")); len(snaps) == 0 {
+		t.Fatal("no snapshot was written: the restore would not read one")
+	}
+	m2 := storetest.PersonModel()
+	s2 := storetest.Open(t, opts, m2)
+	after := dump(t, s2, m2)
+	if len(after) != n-n/3 || fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatalf("restored %d objects, want the %d acknowledged, identical", len(after), len(before))
+	}
+}
+
 func TestSecondProcessCannotOpen(t *testing.T) {
 	dir := t.TempDir()
 	s, err := store.Open(store.Options{Dir: dir})
