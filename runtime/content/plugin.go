@@ -2,7 +2,6 @@ package content
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	gen "github.com/svcrun/svc/generated/content"
@@ -55,38 +54,10 @@ func UserCentreGroup(brand string) string { return "uc.api.content." + brand }
 // from the generated constant, which names svc.run.
 func PostModel(brand string) (*model.Model, error) {
 	m := gen.PostModel()
-	m.Group = Group(brand)
-	schema, err := withGroup(m.Schema, m.Group)
-	if err != nil {
-		return nil, fmt.Errorf("content: schema of %s: %w", m.Kind, err)
+	if err := m.Rebrand(brand); err != nil {
+		return nil, fmt.Errorf("content: %w", err)
 	}
-	m.Schema = schema
 	return m, nil
-}
-
-// withGroup rewrites x-svc-model.group of a model schema, so the published
-// document names the group the model is served under.
-func withGroup(schema []byte, group string) ([]byte, error) {
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(schema, &doc); err != nil {
-		return nil, err
-	}
-	var ext map[string]any
-	if raw, ok := doc["x-svc-model"]; ok {
-		if err := json.Unmarshal(raw, &ext); err != nil {
-			return nil, err
-		}
-	}
-	if ext == nil {
-		return schema, nil
-	}
-	ext["group"] = group
-	raw, err := json.Marshal(ext)
-	if err != nil {
-		return nil, err
-	}
-	doc["x-svc-model"] = raw
-	return json.Marshal(doc)
 }
 
 var (

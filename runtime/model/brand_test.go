@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/svcrun/svc/runtime/model"
@@ -15,5 +16,24 @@ func TestReservedGroup(t *testing.T) {
 	}
 	if model.InBrand("", "svc.run") {
 		t.Error("the empty domain is in the brand")
+	}
+}
+
+func TestRebrandMovesServiceGroupsOnly(t *testing.T) {
+	for _, tc := range []struct{ group, brand, want string }{
+		{"plugin.svc.run", "halo.run", "plugin.halo.run"},
+		{"svc.run", "halo.run", "halo.run"},
+		{"", "halo.run", ""},
+		{"people.example.com", "halo.run", "people.example.com"},
+		{"plugin.svc.run", "svc.run", "plugin.svc.run"},
+	} {
+		m := &model.Model{Group: tc.group, Version: "v1", Kind: "Thing",
+			Schema: []byte(`{"type":"object","x-svc-model":{"group":"` + tc.group + `","kind":"Thing"}}`)}
+		if err := m.Rebrand(tc.brand); err != nil {
+			t.Fatal(err)
+		}
+		if m.Group != tc.want || !strings.Contains(string(m.Schema), `"group":"`+tc.want+`"`) {
+			t.Errorf("Rebrand(%q) of %q: group %q, schema %s; want %q in both", tc.brand, tc.group, m.Group, m.Schema, tc.want)
+		}
 	}
 }

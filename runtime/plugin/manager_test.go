@@ -286,7 +286,7 @@ func TestBadExtensionFileFailsOnlyThatPlugin(t *testing.T) {
 		want                []string
 	}{
 		{"syntax", "broken.yaml", "apiVersion: v1alpha1\nkind: Role\nmetadata: [unclosed\n", []string{"broken.yaml", "does not parse"}},
-		{"unknown kind", "setting.yaml", "apiVersion: v1alpha1\nkind: Setting\nmetadata:\n  name: my-settings\nspec: {}\n", []string{"setting.yaml", "Setting my-settings", "unknown kind"}},
+		{"unknown kind", "gadget.yaml", "apiVersion: v1alpha1\nkind: Gadget\nmetadata:\n  name: my-gadget\nspec: {}\n", []string{"gadget.yaml", "Gadget my-gadget", "unknown kind"}},
 		{"invalid object", "role.yaml", "apiVersion: v1alpha1\nkind: Role\nmetadata:\n  name: Bad_Name\nrules: []\n", []string{"role.yaml", "Role Bad_Name", "metadata.name"}},
 		{"no name", "role.yaml", "apiVersion: v1alpha1\nkind: Role\nmetadata:\n  generateName: x-\nrules: []\n", []string{"role.yaml", "metadata.name is required"}},
 		{"reserved key", "role.yaml", "apiVersion: v1alpha1\nkind: Role\nmetadata:\n  name: bad-role-x\n  labels:\n    team: a\nrules: []\n", []string{"role.yaml", "bad-role-x", "unprefixed"}},

@@ -26,6 +26,7 @@ import (
 	"github.com/svcrun/svc/runtime/api/openapi"
 	"github.com/svcrun/svc/runtime/api/swaggerui"
 	_ "github.com/svcrun/svc/runtime/content" // the built-in content module (CONTRACT §6)
+	"github.com/svcrun/svc/runtime/kinds"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/plugin"
 	"github.com/svcrun/svc/runtime/security"
@@ -55,7 +56,7 @@ type Config struct {
 }
 
 // DefaultBrand is the brand domain when none is configured (CONTRACT §1).
-const DefaultBrand = "svc.run"
+const DefaultBrand = model.DefaultBrand
 
 // Flags are the command-line settings (CONTRACT §8).
 type Flags struct {
@@ -203,8 +204,25 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 		st.Close()
 		return nil, err
 	}
+	shared, err := kinds.Models(f.BrandDomain)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	reg := model.NewRegistry()
 	for _, m := range sec.Models {
+		if err := reg.Register(m); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	// The kinds plugins' extension files ship are served before any
+	// plugin starts, so that its files find them.
+	for _, m := range shared {
+		if err := st.Register(ctx, m); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("register %s: %w", m.GVK(), err)
+		}
 		if err := reg.Register(m); err != nil {
 			st.Close()
 			return nil, err
