@@ -107,23 +107,26 @@ func defaultSvc(ctx context.Context, info *debug.BuildInfo, wd string) (version,
 	var m *debug.Module
 	local := false
 	if info.Main.Path == build.SvcModule {
+		// Built in a checkout, installed at a version, or run from a plugin
+		// module (go run .../svcgen, go tool svcgen): the module of the
+		// main package is svc's, at the version the plugin requires.
 		m = &info.Main
 		// "(devel)" without VCS stamping; with it a checkout also records
 		// its revision, which go install module@version never does.
 		local = m.Version == "" || m.Version == "(devel)" || buildSetting(info, "vcs.revision") != ""
 	} else {
-		// svcgen run from a plugin module (go run .../svcgen).
 		for _, d := range info.Deps {
 			if d.Path == build.SvcModule {
 				m = d
 			}
 		}
-		if m != nil && m.Replace != nil {
-			if !build.IsLocalDir(m.Replace.Path) {
-				return "", "", fmt.Errorf("build: svcgen was built with %s replaced by %s@%s%s", m.Path, m.Replace.Path, m.Replace.Version, hint)
-			}
-			local = true
+	}
+	if m != nil && m.Replace != nil {
+		// The plugin module replaces svc: with a checkout, build against it.
+		if !build.IsLocalDir(m.Replace.Path) {
+			return "", "", fmt.Errorf("build: svcgen was built with %s replaced by %s@%s%s", m.Path, m.Replace.Path, m.Replace.Version, hint)
 		}
+		local = true
 	}
 	if m == nil {
 		return "", "", fmt.Errorf("build: svcgen was not built from module %s%s", build.SvcModule, hint)

@@ -123,6 +123,12 @@ func TestDefaultSvc(t *testing.T) {
 		{name: "dependency at a version", info: depSvc(&debug.Module{Path: build.SvcModule, Version: "v1.4.0"}), wd: outside, wantVersion: "v1.4.0"},
 		{name: "dependency replaced by a checkout", info: depSvc(&debug.Module{Path: build.SvcModule, Version: "v0.0.0-00010101000000-000000000000",
 			Replace: &debug.Module{Path: "../svc"}}), wd: pluginMod, wantDir: root},
+		// go run or go tool from that plugin module: svc's is the main
+		// module, at the required version, replaced.
+		{name: "run from a plugin module that replaces svc", info: &debug.BuildInfo{Main: debug.Module{Path: build.SvcModule, Version: "v0.0.0",
+			Replace: &debug.Module{Path: root, Version: "(devel)"}}}, wd: pluginMod, wantDir: root},
+		{name: "run from a plugin module that replaces svc by a fork", info: &debug.BuildInfo{Main: debug.Module{Path: build.SvcModule, Version: "v1.0.0",
+			Replace: &debug.Module{Path: "example.com/fork", Version: "v1.0.1"}}}, wd: outside, err: "replaced by example.com/fork@v1.0.1"},
 		{name: "checkout not found", info: mainSvc("(devel)"), wd: outside, err: "pass --svc"},
 		{name: "dependency replaced by a fork", info: depSvc(&debug.Module{Path: build.SvcModule, Version: "v1.0.0",
 			Replace: &debug.Module{Path: "example.com/fork", Version: "v1.0.1"}}), wd: outside, err: "replaced by example.com/fork@v1.0.1"},
