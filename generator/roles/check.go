@@ -299,7 +299,9 @@ func (c *checker) rule(t *Template, i, line int) {
 				continue
 			}
 			hint := ""
-			if strings.HasPrefix(res, c.opts.Plugin+"/") {
+			// <plugin>/<plural>: SPEC.md's example form. (A plugin named
+			// like its plural writes <plural>/<subresource> the same way.)
+			if rest, ok := strings.CutPrefix(res, c.opts.Plugin+"/"); ok && c.served[Served{Group: g, Resource: rest}] {
 				hint = "; rules name <plural> as in the path, not <plugin>/<plural> (CONTRACT §6)"
 			}
 			c.soft(t, line, "rule %d: resource %q in group %q is not served by plugin %q%s", n, res, g, c.opts.Plugin, hint)

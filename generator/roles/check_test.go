@@ -48,6 +48,22 @@ func valid() Template {
 	}
 }
 
+// A plugin named like its plural writes <plural>/<subresource>, which
+// looks like SPEC.md's <plugin>/<plural>: only a served plural after the
+// plugin's name earns the hint.
+func TestPluginNamedLikeItsPluralGetsNoPluginPluralHint(t *testing.T) {
+	opts := exampleOptions
+	opts.Plugin = "persons"
+	tpl := valid()
+	tpl.Name = "persons-role-view-persons"
+	tpl.Rules[0].Resources = []string{"persons/sort"}
+	tpl.UIPermissions = []string{"plugin:persons:person:view"}
+	issues := Check([]Template{tpl}, opts)
+	if len(issues) != 1 || !strings.Contains(issues[0].Message, `resource "persons/sort"`) || strings.Contains(issues[0].Message, "<plugin>/<plural>") {
+		t.Fatalf("issues = %v, want one about persons/sort without the <plugin>/<plural> hint", issues)
+	}
+}
+
 func TestCheckValid(t *testing.T) {
 	if issues := Check([]Template{valid()}, exampleOptions); len(issues) != 0 {
 		t.Errorf("valid template has issues: %v", issues)
