@@ -184,7 +184,7 @@ type Server struct {
 
 // Start opens the store, serves on ln and registers cfg's models in the
 // background.
-func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Listener) (*Server, error) {
+func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Listener) (_ *Server, err error) {
 	if f.BrandDomain == "" {
 		f.BrandDomain = DefaultBrand
 	}
@@ -196,23 +196,25 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			st.Close() // a failed start leaves the data directory unlocked
+		}
+	}()
 	if cfg.Out == nil {
 		cfg.Out = os.Stdout
 	}
 	sec, err := security.Setup(ctx, st, security.Options{Brand: f.BrandDomain, AdminPassword: os.Getenv("SVC_ADMIN_PASSWORD"), Out: cfg.Out, Logger: log})
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	shared, err := kinds.Models(f.BrandDomain)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	reg := model.NewRegistry()
 	for _, m := range sec.Models {
 		if err := reg.Register(m); err != nil {
-			st.Close()
 			return nil, err
 		}
 	}
@@ -220,11 +222,9 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 	// plugin starts, so that its files find them.
 	for _, m := range shared {
 		if err := st.Register(ctx, m); err != nil {
-			st.Close()
 			return nil, fmt.Errorf("register %s: %w", m.GVK(), err)
 		}
 		if err := reg.Register(m); err != nil {
-			st.Close()
 			return nil, err
 		}
 	}
@@ -242,7 +242,6 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 		a.UseRoutes(m, f)
 	}
 	if err := a.Mount("console", sec.Console.Routes); err != nil {
-		st.Close()
 		return nil, err
 	}
 	plugins = plugin.NewManager(plugin.Options{Store: st, Registry: reg, API: a, PluginModel: sec.PluginModel,
@@ -266,11 +265,9 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 	}
 	for _, m := range cfg.Models {
 		if err := reg.Register(m); err != nil {
-			st.Close()
 			return nil, err
 		}
 		if err := st.Reserve(ctx, m); err != nil {
-			st.Close()
 			return nil, err
 		}
 	}
@@ -278,7 +275,6 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 		a.UseRoutes(m, f)
 	}
 	if err := a.Rebuild(); err != nil {
-		st.Close()
 		return nil, err
 	}
 	pctx, stopPlugins := context.WithCancel(context.WithoutCancel(ctx))

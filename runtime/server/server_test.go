@@ -206,3 +206,25 @@ func TestFlags(t *testing.T) {
 		t.Error("unknown flag accepted")
 	}
 }
+
+// TestFailedStartReleasesTheDataDir: a start that fails after opening the
+// store (here two models of one kind) closes it, so the directory's lock
+// is free for the next attempt.
+func TestFailedStartReleasesTheDataDir(t *testing.T) {
+	t.Setenv("SVC_ADMIN_PASSWORD", adminPassword)
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg := server.Config{Models: []*model.Model{storetest.PersonModel(), storetest.PersonModel()}}
+	if _, err := server.Start(context.Background(), server.Flags{DataDir: dir}, cfg, slog.New(slog.DiscardHandler), ln); err == nil {
+		t.Fatal("Start with a kind registered twice succeeded")
+	}
+	st, err := store.Open(store.Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("the data directory after a failed start: %v", err)
+	}
+	st.Close()
+}

@@ -134,11 +134,8 @@ func buildTree(m *model.Model, recs []*Record, order []int32, metas []rowMeta, i
 }
 
 // sortKeys returns the positions of keys in ascending key order, equal
-// keys in position order. Keys with few distinct values are made to share
-// one string per value (see sharing).
-func sortKeys(keys []string) []int32 { return new(scratch).sortKeys(keys) }
-
-// sortKeys is sortKeys with sc's arrays; the result is one of them.
+// keys in position order, in one of sc's arrays. Keys with few distinct
+// values are made to share one string per value (see sharing).
 func (sc *scratch) sortKeys(keys []string) []int32 {
 	if perm, ok := sc.countingSort(keys); ok {
 		return perm
@@ -191,10 +188,6 @@ func (sc *scratch) countingSort(keys []string) ([]int32, bool) {
 	return perm, true
 }
 
-// prefixSort sorts keys on the eight bytes that follow their common
-// prefix, falling back to the strings only where those bytes tie.
-func prefixSort(keys []string) []int32 { return new(scratch).prefixSort(keys) }
-
 // prefixItem is a key's position j and the eight bytes after the keys'
 // common prefix (zero-padded).
 type prefixItem struct {
@@ -202,7 +195,9 @@ type prefixItem struct {
 	j int32
 }
 
-// prefixSort is prefixSort with sc's arrays; the result is one of them.
+// prefixSort sorts keys on the eight bytes that follow their common
+// prefix, falling back to the strings only where those bytes tie; the
+// result is one of sc's arrays.
 func (sc *scratch) prefixSort(keys []string) []int32 {
 	lcp := -1
 	var first string
