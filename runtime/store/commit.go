@@ -25,9 +25,12 @@ type op struct {
 // are durable. The committer applies it; the syncer logs it, publishes it
 // and answers its ops.
 type batch struct {
-	seq      uint64
-	txns     map[*table]*memdb.Txn
-	states   map[*table]*tableState
+	seq    uint64
+	txns   map[*table]*memdb.Txn
+	states map[*table]*tableState
+	// The batch's own writes by table and name (nil: removed), read before
+	// the state the batch started from: see current.
+	written  map[tableName]*Record
 	order    []*table
 	payloads [][]byte
 	changes  []tableChange
@@ -39,6 +42,11 @@ type batch struct {
 	// Per table of order, once committed: a view of what was applied, if a
 	// reader asked for one.
 	views []*view
+}
+
+type tableName struct {
+	t    *table
+	name string
 }
 
 type tableChange struct {
@@ -385,6 +393,30 @@ func (b *batch) txn(t *table) *memdb.Txn {
 	return txn
 }
 
+func (b *batch) wrote(t *table, name string, rec *Record) {
+	if b.written == nil {
+		b.written = make(map[tableName]*Record)
+	}
+	b.written[tableName{t, name}] = rec
+}
+
+// current returns the record named name as the batch sees it (nil: none).
+// It reads the batch's own writes, then the table's last committed state,
+// never the write transaction: memdb reads through a write transaction by
+// cloning it, and the clone drops the transaction's cache of the radix
+// nodes it has copied, so every later insert of the batch would copy its
+// whole path from the root again.
+func (b *batch) current(t *table, name string) (*Record, error) {
+	if rec, ok := b.written[tableName{t, name}]; ok {
+		return rec, nil
+	}
+	raw, err := b.state(t).db.Txn(false).First(tableObjects, indexID, name)
+	if raw == nil || err != nil {
+		return nil, err
+	}
+	return raw.(*Record), nil
+}
+
 // put stores rec, replacing old (nil for a create); payload is rec framed
 // for the log (see frame).
 func (b *batch) put(t *table, old, rec *Record, payload []byte) {
@@ -399,6 +431,7 @@ func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 		b.err = fmt.Errorf("store: insert %s/%s: %w", t.key, rec.Name, err)
 		return
 	}
+	b.wrote(t, rec.Name, rec)
 	indexRecord(b.states[t].work, old, rec)
 	postRecord(b.states[t].posts, old, rec)
 	b.payloads = append(b.payloads, payload)
@@ -412,6 +445,7 @@ func (b *batch) remove(t *table, old, final *Record) {
 		b.err = fmt.Errorf("store: delete %s/%s: %w", t.key, old.Name, err)
 		return
 	}
+	b.wrote(t, old.Name, nil)
 	unindexRecord(b.states[t].work, old)
 	postRecord(b.states[t].posts, old, nil)
 	b.payloads = append(b.payloads, encodeRemove(t.key, old.Name))

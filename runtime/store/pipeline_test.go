@@ -436,3 +436,66 @@ func TestAnOpenBatchStopsAtMaxBatch(t *testing.T) {
 		t.Errorf("durable batch %d, want at least %d: the held write, 512, then the other 88", got, batch+3)
 	}
 }
+
+// TestABatchReadsItsOwnWrites: writes applied to one open batch see the
+// batch's earlier writes, not just the state it started from: a second
+// create of a name is refused, an update on a stale version conflicts,
+// and an object removed for good earlier in the batch is gone.
+func TestABatchReadsItsOwnWrites(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	mustCreate := func(p *storetest.Person) *storetest.Person {
+		t.Helper()
+		rec, err := s.Create(ctx, m, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decode(t, rec)
+	}
+	upd := mustCreate(teamPerson("upd", "x"))
+	held := teamPerson("gone", "x")
+	held.Metadata.Finalizers = []string{"example.com/hold"}
+	mustCreate(held)
+	marked, err := s.Delete(ctx, m, "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := decode(t, marked)
+
+	g, batch, applied, results := holdOneCreate(t, s, m)
+	for i, fn := range []func() (*store.Record, error){
+		func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("dup", "x")) },
+		func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("dup", "y")) },
+		func() (*store.Record, error) { p := *upd; p.Spec.Name = "one"; return s.Update(ctx, m, &p) },
+		func() (*store.Record, error) { p := *upd; p.Spec.Name = "two"; return s.Update(ctx, m, &p) },
+		func() (*store.Record, error) { p := *gone; p.Metadata.Finalizers = nil; return s.Update(ctx, m, &p) },
+		func() (*store.Record, error) {
+			p := *gone
+			p.Metadata.Finalizers = nil
+			p.Spec.Name = "z"
+			return s.Update(ctx, m, &p)
+		},
+	} {
+		results = append(results, async(fn))
+		waitApplied(t, s, applied+uint64(i)+2)
+	}
+	g.release()
+	var errs []error
+	for _, r := range results[1:] {
+		errs = append(errs, (<-r).err)
+	}
+	for i, want := range []error{nil, store.ErrAlreadyExists, nil, store.ErrConflict, nil, store.ErrNotFound} {
+		if got := errs[i]; want == nil && got != nil || want != nil && !errors.Is(got, want) {
+			t.Errorf("write %d: err = %v, want %v", i+1, got, want)
+		}
+	}
+	if got := s.DurableForTest(m); got != batch+2 {
+		t.Fatalf("the writes took batches %d..%d, want %d and %d", batch+1, got, batch+1, batch+2)
+	}
+	if rec, err := s.Get(ctx, m, "upd"); err != nil || decode(t, rec).Spec.Name != "one" {
+		t.Errorf("upd = %v, %v; want the first update's spec", rec, err)
+	}
+	if _, err := s.Get(ctx, m, "gone"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("gone: err = %v, want not found", err)
+	}
+}

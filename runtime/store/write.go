@@ -83,8 +83,7 @@ func (s *Store) createOp(m *model.Model, rec *Record) *op {
 		if err != nil {
 			return err
 		}
-		txn := b.txn(t)
-		if cur, _ := txn.First(tableObjects, indexID, rec.Name); cur != nil {
+		if cur, _ := b.current(t, rec.Name); cur != nil {
 			return &AlreadyExistsError{Kind: m.GVK().String(), Name: rec.Name}
 		}
 		if err := checkUnique(b, t, m, rec); err != nil {
@@ -155,7 +154,7 @@ func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (
 		if err != nil {
 			return err
 		}
-		old, err := current(b, t, kind, rec.Name)
+		old, err := currentOrNotFound(b, t, kind, rec.Name)
 		if err != nil {
 			return err
 		}
@@ -200,7 +199,7 @@ func (s *Store) Delete(ctx context.Context, m *model.Model, name string) (*Recor
 			if err != nil {
 				return err
 			}
-			old, err := current(b, t, m.GVK().String(), name)
+			old, err := currentOrNotFound(b, t, m.GVK().String(), name)
 			if err != nil {
 				return err
 			}
@@ -292,7 +291,7 @@ func (s *Store) DeleteCollection(ctx context.Context, m *model.Model, q Query) (
 				return err
 			}
 			for i, rec := range recs {
-				old, err := current(b, t, m.GVK().String(), rec.Name)
+				old, err := currentOrNotFound(b, t, m.GVK().String(), rec.Name)
 				if err != nil || old != olds[i] {
 					return errRetry
 				}
@@ -312,17 +311,16 @@ func (s *Store) DeleteCollection(ctx context.Context, m *model.Model, q Query) (
 	}
 }
 
-// current reads the object named name inside the batch, which sees the
-// batch's own earlier writes.
-func current(b *batch, t *table, kind, name string) (*Record, error) {
-	raw, err := b.txn(t).First(tableObjects, indexID, name)
+// currentOrNotFound is batch.current with a missing object as an error.
+func currentOrNotFound(b *batch, t *table, kind, name string) (*Record, error) {
+	rec, err := b.current(t, name)
 	if err != nil {
 		return nil, fmt.Errorf("store: read %s: %w", name, err)
 	}
-	if raw == nil {
+	if rec == nil {
 		return nil, &NotFoundError{Kind: kind, Name: name}
 	}
-	return raw.(*Record), nil
+	return rec, nil
 }
 
 // timeOf turns a stored time key back into the timestamp (nil for none).
