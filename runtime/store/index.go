@@ -333,16 +333,23 @@ func entryKeys(rec *Record, ix int, dst []string) []string {
 	return dst
 }
 
-// indexRecord adds rec to every tree, replacing old (nil for a create).
-// An entry whose key did not change compares equal to the old one (same
-// key, creation and name), so Set replaces it in place: only keys that
-// changed cost a delete.
-func indexRecord(trees []*tree, old, rec *Record) {
+// reindex moves rec into st's trees in place of old (nil for a create;
+// rec nil removes old): the unique trees if unique is set, else the
+// others. An entry whose key did not change compares equal to the old
+// one (same key, creation and name), so Set replaces it in place: only
+// keys that changed cost a delete.
+func (st *tableState) reindex(old, rec *Record, unique bool) {
 	var obuf, nbuf [8]entry
-	same := old != nil && old.Name == rec.Name && old.created == rec.created
-	for ix := 1; ix < len(trees); ix++ {
-		t := trees[ix]
-		news := entries(rec, ix, nbuf[:0])
+	same := old != nil && rec != nil && old.Name == rec.Name && old.created == rec.created
+	for ix := 1; ix < len(st.work); ix++ {
+		if st.uniqueAt(ix) != unique {
+			continue
+		}
+		t := st.work[ix]
+		var news []entry
+		if rec != nil {
+			news = entries(rec, ix, nbuf[:0])
+		}
 		if old != nil {
 		olds:
 			for _, e := range entries(old, ix, obuf[:0]) {
@@ -362,14 +369,10 @@ func indexRecord(trees []*tree, old, rec *Record) {
 	}
 }
 
-// unindexRecord removes old from every tree.
-func unindexRecord(trees []*tree, old *Record) {
-	var buf [8]entry
-	for ix := 1; ix < len(trees); ix++ {
-		for _, e := range entries(old, ix, buf[:0]) {
-			trees[ix].Delete(e)
-		}
-	}
+// uniqueAt reports whether the tree at index position ix is a unique
+// index's (names are unique through memdb, which has no tree).
+func (st *tableState) uniqueAt(ix int) bool {
+	return ix >= numDefaultIndexes && st.model.Indexes[ix-numDefaultIndexes].Unique
 }
 
 // count counts the entries in s without visiting them.

@@ -439,8 +439,9 @@ func TestAnOpenBatchStopsAtMaxBatch(t *testing.T) {
 
 // TestABatchReadsItsOwnWrites: writes applied to one open batch see the
 // batch's earlier writes, not just the state it started from: a second
-// create of a name is refused, an update on a stale version conflicts,
-// and an object removed for good earlier in the batch is gone.
+// create of a name is refused, so is a create with a unique key taken
+// earlier in the batch, an update on a stale version conflicts, and an
+// object removed for good earlier in the batch is gone.
 func TestABatchReadsItsOwnWrites(t *testing.T) {
 	m := storetest.PersonModel()
 	s := storetest.New(t, m)
@@ -466,6 +467,11 @@ func TestABatchReadsItsOwnWrites(t *testing.T) {
 	for i, fn := range []func() (*store.Record, error){
 		func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("dup", "x")) },
 		func() (*store.Record, error) { return s.Create(ctx, m, teamPerson("dup", "y")) },
+		func() (*store.Record, error) {
+			p := teamPerson("mail2", "x")
+			p.Spec.Email = "dup@example.com" // the first dup's: a unique index
+			return s.Create(ctx, m, p)
+		},
 		func() (*store.Record, error) { p := *upd; p.Spec.Name = "one"; return s.Update(ctx, m, &p) },
 		func() (*store.Record, error) { p := *upd; p.Spec.Name = "two"; return s.Update(ctx, m, &p) },
 		func() (*store.Record, error) { p := *gone; p.Metadata.Finalizers = nil; return s.Update(ctx, m, &p) },
@@ -484,7 +490,11 @@ func TestABatchReadsItsOwnWrites(t *testing.T) {
 	for _, r := range results[1:] {
 		errs = append(errs, (<-r).err)
 	}
-	for i, want := range []error{nil, store.ErrAlreadyExists, nil, store.ErrConflict, nil, store.ErrNotFound} {
+	var unique *store.UniqueError
+	if !errors.As(errs[2], &unique) {
+		t.Errorf("write 3: err = %v, want a unique index clash", errs[2])
+	}
+	for i, want := range []error{nil, store.ErrAlreadyExists, store.ErrConflict, nil, store.ErrConflict, nil, store.ErrNotFound} {
 		if got := errs[i]; want == nil && got != nil || want != nil && !errors.Is(got, want) {
 			t.Errorf("write %d: err = %v, want %v", i+1, got, want)
 		}

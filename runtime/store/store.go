@@ -42,10 +42,10 @@ type Options struct {
 const maxBatch = 512
 
 // A small batch waits for the writers of the last one (see gather): for up
-// to gatherTarget of them, at most gatherDelay, well under an fsync here.
+// to gatherTarget of them, at most gatherDelay, under an fsync here.
 const (
-	gatherTarget = 4
-	gatherDelay  = 150 * time.Microsecond
+	gatherTarget = 16
+	gatherDelay  = 300 * time.Microsecond
 )
 
 // Store keeps every object of every model in memory, indexed, and makes
