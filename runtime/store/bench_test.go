@@ -179,11 +179,23 @@ var (
 	durableOnce  sync.Once
 	durableStore *store.Store
 	durableModel *model.Model
+	durableDir   string
 	durableNext  atomic.Int64
 )
 
+// TestMain removes the create benchmarks' shared store, a few hundred MB
+// that no single benchmark owns.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if durableStore != nil {
+		durableStore.Close()
+		os.RemoveAll(durableDir)
+	}
+	os.Exit(code)
+}
+
 // durable returns a store on disk holding 100k persons, shared by the
-// create benchmarks of one run.
+// create benchmarks of one run; TestMain removes it.
 func durable(b *testing.B) (*store.Store, *model.Model) {
 	durableOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "svc-bench-")
@@ -199,7 +211,7 @@ func durable(b *testing.B) (*store.Store, *model.Model) {
 			b.Fatal(err)
 		}
 		createAll(b, s, m, 0, 100_000, 16)
-		durableStore, durableModel = s, m
+		durableStore, durableModel, durableDir = s, m, dir
 		durableNext.Store(100_000)
 	})
 	return durableStore, durableModel
