@@ -23,8 +23,9 @@ type op struct {
 
 // batch is one group commit: one memdb write transaction per touched
 // table, the WAL payloads and the changes to publish once the payloads
-// are durable. The committer applies it; the syncer logs it, publishes it
-// and answers its ops.
+// are durable. The committer decides its writes as they arrive, hands it
+// to the syncer and applies it while the syncer logs it; the syncer then
+// publishes it and answers its ops.
 type batch struct {
 	seq    uint64
 	txns   map[*table]*memdb.Txn
@@ -68,12 +69,12 @@ type tableChange struct {
 }
 
 // run is the committer: the only goroutine that writes to memdb and the
-// index trees. It applies each write as it arrives to an open batch, and
+// index trees. It decides each write as it arrives to an open batch, and
 // hands the batch to the syncer once the syncer is idle (after gather's
-// short wait for a small batch's writers): the writes
-// that arrive during an fsync are applied during it (a pipeline) and
-// share the next one (group commit), in one memdb transaction per table,
-// however they trickle in.
+// short wait for a small batch's writers), then applies it (finish): the
+// writes that arrive during an fsync are decided during it (a pipeline)
+// and share the next one (group commit), in one memdb transaction per
+// table, however they trickle in.
 func (s *Store) run(syncDone <-chan struct{}) {
 	defer close(s.stopped)
 	var open *batch // applied, not yet handed to the syncer; nil if none
