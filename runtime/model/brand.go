@@ -24,15 +24,26 @@ func ReservedGroup(group, brand string) bool {
 // start (Model.Rebrand).
 const DefaultBrand = "svc.run"
 
+// ToBrand moves domain, written against DefaultBrand, to brand: the
+// brand's domain or a subdomain of it becomes the same under brand
+// (plugin.svc.run → plugin.halo.run). Any other domain is returned as it
+// is, with moved false.
+func ToBrand(domain, brand string) (_ string, moved bool) {
+	if !InBrand(domain, DefaultBrand) {
+		return domain, false
+	}
+	return strings.TrimSuffix(domain, DefaultBrand) + brand, true
+}
+
 // Rebrand moves m, a service model declared under DefaultBrand, to brand:
 // a group under DefaultBrand becomes the same group under brand (the
 // empty group stays), in m.Group and in x-svc-model of m.Schema, so the
 // published document names the group the model is served under.
 func (m *Model) Rebrand(brand string) error {
-	if !InBrand(m.Group, DefaultBrand) || brand == DefaultBrand {
+	group, moved := ToBrand(m.Group, brand)
+	if !moved || brand == DefaultBrand {
 		return nil
 	}
-	group := strings.TrimSuffix(m.Group, DefaultBrand) + brand
 	if m.Schema != nil {
 		schema, err := schemaWithGroup(m.Schema, group)
 		if err != nil {

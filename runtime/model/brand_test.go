@@ -37,3 +37,20 @@ func TestRebrandMovesServiceGroupsOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestToBrand(t *testing.T) {
+	for _, tc := range []struct {
+		domain, want string
+		moved        bool
+	}{
+		{"svc.run", "halo.run", true},
+		{"rbac.authorization.svc.run", "rbac.authorization.halo.run", true},
+		{"xsvc.run", "xsvc.run", false},
+		{"svc.run.example.com", "svc.run.example.com", false},
+		{"", "", false},
+	} {
+		if got, moved := model.ToBrand(tc.domain, "halo.run"); got != tc.want || moved != tc.moved {
+			t.Errorf("ToBrand(%q) = %q, %v; want %q, %v", tc.domain, got, moved, tc.want, tc.moved)
+		}
+	}
+}

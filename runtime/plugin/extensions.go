@@ -17,7 +17,7 @@ import (
 
 // DefaultBrand is the brand extension files are written against; under
 // another brand their brand-owned keys are rewritten to it.
-const DefaultBrand = "svc.run"
+const DefaultBrand = model.DefaultBrand
 
 // Document is one object of an extension file, typed and ready to write.
 type Document struct {
@@ -292,11 +292,13 @@ func rewriteBrand(md map[string]any, brand string) {
 		kv, _ := md[field].(map[string]any)
 		for k, v := range kv {
 			prefix, name, ok := strings.Cut(k, "/")
-			if !ok || !model.InBrand(prefix, DefaultBrand) {
+			if !ok {
 				continue
 			}
-			delete(kv, k)
-			kv[strings.TrimSuffix(prefix, DefaultBrand)+brand+"/"+name] = v
+			if moved, ok := model.ToBrand(prefix, brand); ok {
+				delete(kv, k)
+				kv[moved+"/"+name] = v
+			}
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/svcrun/svc/generated/core"
 	"github.com/svcrun/svc/runtime/authn"
 	"github.com/svcrun/svc/runtime/codec"
+	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store"
 	"go.yaml.in/yaml/v3"
 )
@@ -35,7 +36,7 @@ const (
 
 // BuiltinRoles parses the built-in roles for brand.
 func BuiltinRoles(brand string) ([]*core.Role, error) {
-	src := strings.ReplaceAll(builtinRoles, "svc.run", brand)
+	src := strings.ReplaceAll(builtinRoles, model.DefaultBrand, brand)
 	dec := yaml.NewDecoder(strings.NewReader(src))
 	m := core.RoleModel()
 	var out []*core.Role
