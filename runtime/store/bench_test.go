@@ -298,10 +298,16 @@ func benchBuild(b *testing.B, n int) {
 func BenchmarkIndexBuild_100k(b *testing.B) { benchBuild(b, 100_000) }
 
 func BenchmarkIndexBuild_1M(b *testing.B) {
-	if os.Getenv("SVC_BENCH_1M") == "" {
-		b.Skip("set SVC_BENCH_1M=1 (make bench does) to build 1M objects")
-	}
+	skipUnless1M(b)
 	benchBuild(b, 1_000_000)
+}
+
+// skipUnless1M skips a benchmark of a million objects (minutes, and
+// gigabytes) unless SVC_BENCH_1M is set, as make bench sets it.
+func skipUnless1M(b *testing.B) {
+	if os.Getenv("SVC_BENCH_1M") == "" {
+		b.Skip("set SVC_BENCH_1M=1 (make bench does) to run it on 1M objects")
+	}
 }
 
 // benchOpen times Open on n stored persons: reading the snapshot and
@@ -326,8 +332,6 @@ func benchOpen(b *testing.B, n int) {
 func BenchmarkOpen_100k(b *testing.B) { benchOpen(b, 100_000) }
 
 func BenchmarkOpen_1M(b *testing.B) {
-	if os.Getenv("SVC_BENCH_1M") == "" {
-		b.Skip("set SVC_BENCH_1M=1 (make bench does) to open 1M objects")
-	}
+	skipUnless1M(b)
 	benchOpen(b, 1_000_000)
 }
