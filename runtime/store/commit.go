@@ -31,8 +31,10 @@ type batch struct {
 	txns   map[*table]*memdb.Txn
 	states map[*table]*tableState
 	// The batch's own writes by table and name (nil: removed), read before
-	// the state the batch started from: see current.
+	// the state the batch started from (reads, one transaction per table):
+	// see current.
 	written  map[tableName]*Record
+	reads    map[*table]*memdb.Txn
 	order    []*table
 	payloads [][]byte
 	changes  []tableChange
@@ -461,7 +463,17 @@ func (b *batch) current(t *table, name string) (*Record, error) {
 	if rec, ok := b.written[tableName{t, name}]; ok {
 		return rec, nil
 	}
-	raw, err := b.state(t).db.Txn(false).First(tableObjects, indexID, name)
+	txn, ok := b.reads[t]
+	if !ok {
+		if b.reads == nil {
+			b.reads = make(map[*table]*memdb.Txn)
+		}
+		// The table's committed state does not change while the batch is
+		// open: one read transaction serves all its lookups.
+		txn = b.state(t).db.Txn(false)
+		b.reads[t] = txn
+	}
+	raw, err := txn.First(tableObjects, indexID, name)
 	if raw == nil || err != nil {
 		return nil, err
 	}
