@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -182,6 +184,60 @@ func TestCreateGetList(t *testing.T) {
 	if empty := e.do("GET", base+"?labelSelector=team%3Dnone", "", ""); !strings.Contains(string(empty.body), `"items":[]`) {
 		t.Errorf("empty list = %s, want items []", empty.body)
 	}
+}
+
+// Concurrent lists of different sizes each get exactly their own page,
+// with a Content-Length that matches it: list bodies are built in
+// recycled buffers.
+func TestConcurrentListsGetTheirOwnBodies(t *testing.T) {
+	e := newEnv(t)
+	teams := map[string]int{"a": 30, "b": 1, "c": 7}
+	for team, n := range teams {
+		for i := range n {
+			e.create(fmt.Sprintf(`{"metadata":{"name":"%s-%d","labels":{"team":"%s"}},"spec":{"name":"%s","age":%d}}`, team, i, team, strings.Repeat(team, 40), i))
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				team := []string{"a", "b", "c"}[(w+i)%3]
+				res, err := http.Get(e.srv.URL + base + "?size=100&labelSelector=team%3D" + team)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				body, err := io.ReadAll(res.Body)
+				res.Body.Close()
+				if err != nil || res.StatusCode != 200 {
+					t.Errorf("list team %s = %d %s (%v)", team, res.StatusCode, body, err)
+					return
+				}
+				if cl := res.Header.Get("Content-Length"); cl != strconv.Itoa(len(body)) {
+					t.Errorf("Content-Length %q for a body of %d bytes", cl, len(body))
+				}
+				var l struct {
+					Total int64
+					Items []struct {
+						Metadata struct{ Labels map[string]string }
+					}
+				}
+				if err := json.Unmarshal(body, &l); err != nil {
+					t.Errorf("list team %s: body %q: %v", team, body, err)
+					return
+				}
+				if l.Total != int64(teams[team]) || len(l.Items) != teams[team] {
+					t.Errorf("list team %s: total %d, %d items; want %d", team, l.Total, len(l.Items), teams[team])
+				}
+				for _, it := range l.Items {
+					if it.Metadata.Labels["team"] != team {
+						t.Errorf("list team %s holds an object of team %q", team, it.Metadata.Labels["team"])
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestBadInputIsA4xxAndChangesNothing(t *testing.T) {

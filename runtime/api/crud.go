@@ -6,6 +6,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -60,8 +61,8 @@ func (a *modelAPI) handlers() Handlers {
 func (a *modelAPI) st() *store.Store { return a.s.opts.Store }
 
 // isWatch reports a watch request: a WebSocket upgrade or ?watch=true.
-func isWatch(c *gin.Context) (bool, error) {
-	w, err := boolParam(c, "watch")
+func isWatch(c *gin.Context, params url.Values) (bool, error) {
+	w, err := boolParam(params, "watch")
 	return w || c.IsWebsocket(), err
 }
 
@@ -69,8 +70,8 @@ func isWatch(c *gin.Context) (bool, error) {
 // (strconv.ParseBool: 1, t, true, 0, f, false, in upper or lower case);
 // absent or empty is false, and anything else is a bad parameter rather
 // than a silent false.
-func boolParam(c *gin.Context, name string) (bool, error) {
-	v := c.Query(name)
+func boolParam(params url.Values, name string) (bool, error) {
+	v := params.Get(name)
 	if v == "" {
 		return false, nil
 	}
@@ -82,14 +83,15 @@ func boolParam(c *gin.Context, name string) (bool, error) {
 }
 
 func (a *modelAPI) list(c *gin.Context) error {
-	watch, err := isWatch(c)
+	params := c.Request.URL.Query() // parsed once for every reader below
+	watch, err := isWatch(c, params)
 	if err != nil {
 		return err
 	}
 	if watch {
-		return a.watch(c, "")
+		return a.watch(c, "", params)
 	}
-	q, err := a.parseQuery(c)
+	q, err := a.parseQuery(params)
 	if err != nil {
 		return err
 	}
@@ -97,7 +99,7 @@ func (a *modelAPI) list(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	writeList(c, http.StatusOK, res, a.m.Present)
+	a.writeList(c, res)
 	return nil
 }
 
@@ -106,7 +108,7 @@ func (a *modelAPI) get(c *gin.Context) error {
 	// control reads ?watch=true on a collection alone, so here it asked
 	// for get, and a get it is.
 	if c.IsWebsocket() {
-		return a.watch(c, c.Param("name"))
+		return a.watch(c, c.Param("name"), c.Request.URL.Query())
 	}
 	rec, err := a.st().Get(c, a.m, c.Param("name"))
 	if err != nil {
@@ -351,8 +353,8 @@ func (a *modelAPI) delete(c *gin.Context) error {
 
 // parseQuery reads a list request's parameters and names every bad one
 // at once: each one's syntax, and the indexes of those that parsed.
-func (a *modelAPI) parseQuery(c *gin.Context) (query.Query, error) {
-	q, err := query.Parse(c.Request.URL.Query())
+func (a *modelAPI) parseQuery(params url.Values) (query.Query, error) {
+	q, err := query.Parse(params)
 	if err != nil {
 		return q, query.Join(err, store.CheckQuery(a.m, q))
 	}
@@ -360,7 +362,7 @@ func (a *modelAPI) parseQuery(c *gin.Context) (query.Query, error) {
 }
 
 func (a *modelAPI) deleteCollection(c *gin.Context) error {
-	q, err := a.parseQuery(c)
+	q, err := a.parseQuery(c.Request.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -385,14 +387,28 @@ func (a *modelAPI) deleteCollection(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	writeList(c, http.StatusOK, query.NewListResult(1, 0, int64(len(recs)), recs), a.m.Present)
+	a.writeList(c, query.NewListResult(1, 0, int64(len(recs)), recs))
 	return nil
 }
 
+// maxPooledList is the largest list buffer kept for reuse, so one huge
+// unpaged list does not pin its memory for good.
+const maxPooledList = 1 << 20
+
 // writeList writes a ListResult whose items are the stored JSON, without
-// decoding or re-encoding them.
-func writeList(c *gin.Context, status int, res query.ListResult[*store.Record], present func([]byte) []byte) {
-	var b bytes.Buffer
+// decoding or re-encoding them, from a recycled buffer: the response
+// writer copies what it is given and keeps none of it.
+func (a *modelAPI) writeList(c *gin.Context, res query.ListResult[*store.Record]) {
+	b, _ := a.s.listBufs.Get().(*bytes.Buffer)
+	if b == nil {
+		b = new(bytes.Buffer)
+	}
+	defer func() {
+		if b.Cap() <= maxPooledList {
+			b.Reset()
+			a.s.listBufs.Put(b)
+		}
+	}()
 	n := 160
 	for _, r := range res.Items {
 		n += len(r.Data) + 1
@@ -405,6 +421,7 @@ func writeList(c *gin.Context, status int, res query.ListResult[*store.Record], 
 	b.WriteString(`,"total":`)
 	b.WriteString(strconv.FormatInt(res.Total, 10))
 	b.WriteString(`,"items":[`)
+	present := a.m.Present
 	for i, r := range res.Items {
 		if i > 0 {
 			b.WriteByte(',')
@@ -426,7 +443,7 @@ func writeList(c *gin.Context, status int, res query.ListResult[*store.Record], 
 	b.WriteString(`,"totalPages":`)
 	b.WriteString(strconv.FormatInt(res.TotalPages, 10))
 	b.WriteByte('}')
-	c.Data(status, "application/json", b.Bytes())
+	c.Data(http.StatusOK, "application/json", b.Bytes())
 }
 
 func mediaType(c *gin.Context) string {

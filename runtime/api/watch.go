@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -30,12 +31,12 @@ const (
 // watch streams events of the model (or of one object) over a WebSocket as
 // JSON text frames {"type":..., "object":...}. Failures before the upgrade
 // are returned as problems; once streaming, the stream just ends.
-func (a *modelAPI) watch(c *gin.Context, name string) error {
-	q, err := a.parseQuery(c)
+func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
+	q, err := a.parseQuery(params)
 	if err != nil {
 		return err
 	}
-	initial, err := boolParam(c, "sendInitialEvents")
+	initial, err := boolParam(params, "sendInitialEvents")
 	if err != nil {
 		return err
 	}

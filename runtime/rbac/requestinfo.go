@@ -60,7 +60,11 @@ func (r *RequestInfo) ResourceName() string {
 // ParseRequest parses r's method, URL path, query and WebSocket upgrade
 // headers with ParseRequestInfo.
 func ParseRequest(r *http.Request) RequestInfo {
-	return ParseRequestInfo(r.Method, r.URL.Path, r.URL.Query(), IsWebSocketUpgrade(r.Header))
+	var q url.Values // most requests have no query: skip the empty map
+	if r.URL.RawQuery != "" {
+		q = r.URL.Query()
+	}
+	return ParseRequestInfo(r.Method, r.URL.Path, q, IsWebSocketUpgrade(r.Header))
 }
 
 // ParseRequestInfo classifies a request for access control. Accepted
