@@ -3,12 +3,14 @@ package build
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -33,6 +35,36 @@ func checkoutRoot(t *testing.T) string {
 	}
 	return root
 }
+
+// offlineEnv is the environment of the builds that must not reach the
+// network. They need svc's modules in the module cache, and more: a
+// build module lists only svc and its plugins, so -mod=mod loads svc's
+// whole module graph, including go.mod files that svc's own builds never
+// read (go-immutable-radix, at go 1.12, names go-uuid), which a fresh
+// module cache lacks. Both are fetched once, through the configured
+// proxy, before the first offline build.
+func offlineEnv(t *testing.T) []string {
+	t.Helper()
+	graphOnce.Do(func() {
+		for _, args := range [][]string{{"mod", "download"}, {"list", "-m", "all"}} {
+			cmd := exec.Command("go", args...)
+			cmd.Dir = checkoutRoot(t)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				graphErr = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+				return
+			}
+		}
+	})
+	if graphErr != nil {
+		t.Fatalf("loading svc's module graph into the module cache: %v", graphErr)
+	}
+	return []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off"}
+}
+
+var (
+	graphOnce sync.Once
+	graphErr  error
+)
 
 func TestParseWith(t *testing.T) {
 	tmp := t.TempDir()
@@ -344,7 +376,7 @@ func TestBuildFailure(t *testing.T) {
 		SvcReplace: checkoutRoot(t),
 		Plugins:    []Dependency{{Replace: pluginDir}},
 		Output:     filepath.Join(tmp, "svc"),
-		Env:        []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off"},
+		Env:        offlineEnv(t),
 	}
 	err := b.Build(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "go build") || !strings.Contains(err.Error(), "example.com/plugin") {
@@ -411,7 +443,7 @@ func TestBuildEndToEnd(t *testing.T) {
 		Output:     bin,
 		// Offline: everything comes from the module cache, checked against
 		// the checkout's go.sum.
-		Env: []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off"},
+		Env: offlineEnv(t),
 		Log: t.Output(),
 	}
 	start := time.Now()
