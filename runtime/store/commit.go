@@ -265,7 +265,9 @@ func (s *Store) handOff(b *batch) {
 // and unique keys) is all that must happen before the hand-off, and the
 // rest, most of a write's work on the committer, only before b is
 // published. A failure here is a bug (memdb refusing a write the batch
-// decided): b.err makes the syncer refuse b and every later write.
+// decided): b.err makes the syncer refuse b and every later write. b may
+// be in the log by then, and a restart replays it: its writers' error
+// leaves the outcome unknown (TestFailedApplyRefusesWritesUntilRestart).
 func (s *Store) finish(b *batch) {
 	for _, st := range b.steps {
 		txn, state := b.txns[st.t], b.states[st.t]
@@ -280,6 +282,9 @@ func (s *Store) finish(b *batch) {
 		}
 		state.reindex(st.old, st.rec, false)
 		postRecord(state.posts, st.old, st.rec)
+	}
+	if err := s.failApply.Swap(nil); err != nil && b.err == nil {
+		b.err = *err
 	}
 	b.views = make([]*view, len(b.order))
 	for i, t := range b.order {

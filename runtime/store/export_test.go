@@ -30,6 +30,10 @@ func (s *Store) BreakLogForTest() error { return s.wal.Close() }
 // the batches it is about to write already applied).
 func (s *Store) BeforeLogForTest(fn func()) { s.beforeLog.Store(&fn) }
 
+// FailNextApplyForTest makes the committer's next apply of a batch fail
+// with err, as a bug would (memdb refusing a write the batch decided).
+func (s *Store) FailNextApplyForTest(err error) { s.failApply.Store(&err) }
+
 // AppliedForTest returns the number of writes the committer has applied,
 // durable or not.
 func (s *Store) AppliedForTest() uint64 { return s.appliedOps.Load() }

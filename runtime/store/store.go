@@ -88,6 +88,7 @@ type Store struct {
 	snapBytes atomic.Int64
 
 	beforeLog atomic.Pointer[func()] // tests: runs before each log write
+	failApply atomic.Pointer[error]  // tests: the error the next apply fails with
 }
 
 // table holds one model's data. Its state is swapped whole, so a reader
