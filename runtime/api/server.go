@@ -100,9 +100,9 @@ type Server struct {
 	closing chan struct{}
 	once    sync.Once
 
-	// listBufs recycles list response buffers: a page of twenty ~600-byte
-	// objects is ~12 KB, and allocating one per list was most of what the
-	// collector had to clear while serving lists.
+	// listBufs recycles list response buffers: a page is several KB (6.5
+	// for the load tool's twenty persons), and allocating one per list was
+	// most of what the collector had to clear while serving lists.
 	listBufs sync.Pool
 
 	mu          sync.Mutex // serialises rebuilds and guards routes and modelRoutes
