@@ -32,6 +32,7 @@ import (
 	"github.com/svcrun/svc/runtime/client"
 	"github.com/svcrun/svc/runtime/store"
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/sync/singleflight"
 )
 
 // ErrUnauthorized is every credential failure: a malformed header, an
@@ -92,6 +93,11 @@ type Authenticator struct {
 	cost   int
 	cache  *credCache // nil when turned off
 	macs   sync.Pool  // of *scratch, each with an HMAC under this Authenticator's key
+	// misses lets concurrent sign-ins with one credential that the cache
+	// does not hold share a single bcrypt: clients opening many
+	// connections at once (after a restart, say) would otherwise queue
+	// one check per connection, each tens of milliseconds of CPU.
+	misses singleflight.Group
 
 	// check verifies a password against a stored hash; a field so that
 	// tests can count how often bcrypt runs.
@@ -274,11 +280,17 @@ func (a *Authenticator) verify(name, pw, stored string) bool {
 	if hit {
 		return true
 	}
-	if !a.check(stored, pw) {
-		return false // failures are never remembered
-	}
-	a.cache.put(k, name, stored)
-	return true
+	// The flight is keyed by the credential's HMAC and the stored hash,
+	// never the password; it remembers the entry before it ends, so that
+	// later arrivals find it in the cache.
+	ok, _, _ := a.misses.Do(string(k[:])+stored, func() (any, error) {
+		if !a.check(stored, pw) {
+			return false, nil // failures are never remembered
+		}
+		a.cache.put(k, name, stored)
+		return true, nil
+	})
+	return ok.(bool)
 }
 
 // checkDecoy spends the time of a password check on a hash no password

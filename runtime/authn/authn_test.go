@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -225,6 +226,52 @@ func TestCacheSavesBcrypt(t *testing.T) {
 	e.ok(basic("erin", "pw-erin"), "erin")
 	if n := e.checks.Load(); n != 2 {
 		t.Fatalf("after Forget: %d checks, want 2", n)
+	}
+}
+
+// TestConcurrentSignInsShareOneCheck: sign-ins that arrive together with
+// one credential the cache does not hold yet pay bcrypt once between them,
+// and so do concurrent failures of one wrong password.
+func TestConcurrentSignInsShareOneCheck(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.user("gail", "pw-gail", nil)
+	const n = 16
+	var arrived atomic.Int64
+	e.a.check = func(hash, pw string) bool {
+		e.checks.Add(1)
+		// Hold the first check until every sign-in has started, and a
+		// little longer so that each reaches the cache miss.
+		for arrived.Load() < n {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+		return CheckPassword(hash, pw)
+	}
+	for _, tc := range []struct {
+		pw   string
+		want bool
+	}{{"pw-gail", true}, {"wrong", false}} {
+		arrived.Store(0)
+		e.checks.Store(0)
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for range n {
+			wg.Go(func() {
+				arrived.Add(1)
+				id, err := e.a.Authenticate(e.ctx, basic("gail", tc.pw))
+				if got := err == nil && id.User == "gail"; got != tc.want {
+					errs <- fmt.Errorf("password %q: signed in %v (%+v, %v), want %v", tc.pw, got, id, err, tc.want)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if got := e.checks.Load(); got != 1 {
+			t.Errorf("password %q: %d concurrent sign-ins ran bcrypt %d times, want 1", tc.pw, n, got)
+		}
 	}
 }
 
