@@ -113,7 +113,7 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	}
 	n := len(recs)
 	if n >= 100000 {
-		s.log.Info("building indexes", "model", m.GVK().String(), "objects", n, "decoded in", time.Since(start))
+		s.log.Info("building indexes", "model", m.GVK().String(), "objects", n, "decodedIn", time.Since(start))
 	}
 	// The raw table already holds every record by name; only records
 	// decoded afresh replace theirs. Nothing else reads or writes it while
