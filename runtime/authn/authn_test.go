@@ -239,12 +239,13 @@ func TestConcurrentSignInsShareOneCheck(t *testing.T) {
 	var arrived atomic.Int64
 	e.a.check = func(hash, pw string) bool {
 		e.checks.Add(1)
-		// Hold the first check until every sign-in has started, and a
-		// little longer so that each reaches the cache miss.
+		// Hold the first check until every sign-in has started, and long
+		// enough after for each to reach the cache miss, even on a busy
+		// machine: one that came after the flight ended would check again.
 		for arrived.Load() < n {
 			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 		return CheckPassword(hash, pw)
 	}
 	for _, tc := range []struct {
