@@ -142,6 +142,18 @@ type scratch struct {
 	sum [sha256.Size]byte
 }
 
+// key returns the cache key of the credential name:pw. s.buf is left
+// cleared: it held the password.
+func (s *scratch) key(name, pw string) credKey {
+	s.buf = append(append(append(s.buf[:0], name...), 0), pw...)
+	s.mac.Reset()
+	s.mac.Write(s.buf)
+	clear(s.buf)
+	var k credKey
+	copy(k[:], s.mac.Sum(s.sum[:0]))
+	return k
+}
+
 // New returns an Authenticator reading users and tokens through the given
 // clients.
 func New(users *core.UserClient, tokens *core.PersonalAccessTokenClient, opts Options) *Authenticator {
@@ -232,7 +244,7 @@ func (a *Authenticator) basic(ctx context.Context, cred string) (Identity, error
 	}
 	u, err := a.user(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		a.checkDecoy(pw)
+		a.checkDecoy(name, pw)
 		// The name is not logged: people type passwords into it.
 		return a.fail(ctx, scheme, "unknown user", "")
 	}
@@ -245,7 +257,7 @@ func (a *Authenticator) basic(ctx context.Context, cred string) (Identity, error
 		stored = *u.Spec.Password
 	}
 	if stored == "" {
-		a.checkDecoy(pw)
+		a.checkDecoy(name, pw)
 		return a.fail(ctx, scheme, "user has no password", name)
 	}
 	// The password is checked before the user's state, so that a failed
@@ -265,17 +277,12 @@ func (a *Authenticator) verify(name, pw, stored string) bool {
 		return a.check(stored, pw)
 	}
 	s := a.macs.Get().(*scratch)
-	s.buf = append(append(append(s.buf[:0], name...), 0), pw...)
-	s.mac.Reset()
-	s.mac.Write(s.buf)
-	var k credKey
-	copy(k[:], s.mac.Sum(s.sum[:0]))
+	k := s.key(name, pw)
 	hit := false
 	if user, hash, ok := a.cache.get(k); ok && user == name {
 		s.buf = append(s.buf[:0], stored...)
 		hit = subtle.ConstantTimeCompare(hash, s.buf) == 1
 	}
-	clear(s.buf) // it held the password
 	a.macs.Put(s)
 	if hit {
 		return true
@@ -294,8 +301,11 @@ func (a *Authenticator) verify(name, pw, stored string) bool {
 }
 
 // checkDecoy spends the time of a password check on a hash no password
-// matches.
-func (a *Authenticator) checkDecoy(pw string) {
+// matches. Concurrent identical attempts share it, as they share a real
+// user's check in verify: were only real users' checks shared, a burst of
+// one credential would answer fast for a user who exists and slowly for
+// one who does not.
+func (a *Authenticator) checkDecoy(name, pw string) {
 	a.decoyOnce.Do(func() {
 		var b [18]byte
 		_, _ = rand.Read(b[:])
@@ -303,7 +313,16 @@ func (a *Authenticator) checkDecoy(pw string) {
 		// nothing; sign-ins still fail as they should.
 		a.decoy, _ = HashPasswordCost(hex.EncodeToString(b[:]), a.cost)
 	})
-	a.check(a.decoy, pw)
+	if a.cache == nil {
+		a.check(a.decoy, pw)
+		return
+	}
+	s := a.macs.Get().(*scratch)
+	k := s.key(name, pw)
+	a.macs.Put(s)
+	a.misses.Do(string(k[:])+a.decoy, func() (any, error) {
+		return a.check(a.decoy, pw), nil
+	})
 }
 
 func (a *Authenticator) bearer(ctx context.Context, token string) (Identity, error) {

@@ -231,7 +231,8 @@ func TestCacheSavesBcrypt(t *testing.T) {
 
 // TestConcurrentSignInsShareOneCheck: sign-ins that arrive together with
 // one credential the cache does not hold yet pay bcrypt once between them,
-// and so do concurrent failures of one wrong password.
+// and so do concurrent failures of one wrong password, and of one unknown
+// user (whose decoy check must cost what a real user's does).
 func TestConcurrentSignInsShareOneCheck(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.user("gail", "pw-gail", nil)
@@ -249,9 +250,9 @@ func TestConcurrentSignInsShareOneCheck(t *testing.T) {
 		return CheckPassword(hash, pw)
 	}
 	for _, tc := range []struct {
-		pw   string
-		want bool
-	}{{"pw-gail", true}, {"wrong", false}} {
+		user, pw string
+		want     bool
+	}{{"gail", "pw-gail", true}, {"gail", "wrong", false}, {"nobody", "pw-gail", false}} {
 		arrived.Store(0)
 		e.checks.Store(0)
 		var wg sync.WaitGroup
@@ -259,9 +260,9 @@ func TestConcurrentSignInsShareOneCheck(t *testing.T) {
 		for range n {
 			wg.Go(func() {
 				arrived.Add(1)
-				id, err := e.a.Authenticate(e.ctx, basic("gail", tc.pw))
-				if got := err == nil && id.User == "gail"; got != tc.want {
-					errs <- fmt.Errorf("password %q: signed in %v (%+v, %v), want %v", tc.pw, got, id, err, tc.want)
+				id, err := e.a.Authenticate(e.ctx, basic(tc.user, tc.pw))
+				if got := err == nil && id.User == tc.user; got != tc.want {
+					errs <- fmt.Errorf("%s:%s: signed in %v (%+v, %v), want %v", tc.user, tc.pw, got, id, err, tc.want)
 				}
 			})
 		}
@@ -271,7 +272,7 @@ func TestConcurrentSignInsShareOneCheck(t *testing.T) {
 			t.Error(err)
 		}
 		if got := e.checks.Load(); got != 1 {
-			t.Errorf("password %q: %d concurrent sign-ins ran bcrypt %d times, want 1", tc.pw, n, got)
+			t.Errorf("%s:%s: %d concurrent sign-ins ran bcrypt %d times, want 1", tc.user, tc.pw, n, got)
 		}
 	}
 }
