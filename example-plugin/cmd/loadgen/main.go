@@ -11,6 +11,12 @@
 //
 //	loadgen --url http://127.0.0.1:8090 --objects 100000 --duration 10s
 //	loadgen --url http://127.0.0.1:8090 --objects 100000 --skip-preload --scenarios list --concurrency 4
+//
+// By default each worker sends its next request as soon as the last is
+// answered (a closed loop), which measures the server at saturation. With
+// --rate the requests of get, create, update and list go out on a fixed
+// schedule instead (an open loop), and latency runs from when a request
+// was due: the way to measure latency at a stated load.
 package main
 
 import (
@@ -39,6 +45,7 @@ type config struct {
 	User        string
 	Password    string
 	Concurrency int
+	Rate        float64 // requests per second of an open loop; 0: closed loop
 	Duration    time.Duration
 	Objects     int
 	Prefix      string
@@ -59,6 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	user := fs.String("user", "", "user name for HTTP Basic authentication (none when empty)")
 	password := fs.String("password", "", "password for HTTP Basic authentication")
 	concurrency := fs.Int("concurrency", 32, "concurrent workers (and idle keep-alive connections)")
+	rate := fs.Float64("rate", 0, "requests per second, across all workers, of get, create, update and list, sent on a fixed schedule with latency measured from when each was due (0: closed loop, each worker sends as soon as it is answered)")
 	duration := fs.Duration("duration", 10*time.Second, "how long each scenario runs")
 	objects := fs.Int("objects", 100000, "how many persons to preload (existing ones are kept)")
 	skipPreload := fs.Bool("skip-preload", false, "trust that the --objects persons exist (a server preloaded by an earlier run)")
@@ -76,7 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	cfg := &config{
-		User: *user, Password: *password, Concurrency: *concurrency, Duration: *duration,
+		User: *user, Password: *password, Concurrency: *concurrency, Rate: *rate, Duration: *duration,
 		Objects: *objects, Prefix: *prefix, Watchers: *watchers, WatchRate: *watchRate,
 		JSON: *jsonOut, AllowRemote: *allowRemote, SkipPreload: *skipPreload, KeepCreated: *keepCreated,
 	}
@@ -93,6 +101,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	switch {
 	case cfg.Concurrency < 1:
 		return nil, errors.New("--concurrency must be at least 1")
+	case !(cfg.Rate >= 0 && cfg.Rate <= 1e6):
+		return nil, errors.New("--rate must be between 0 (closed loop) and 1000000")
 	case cfg.Duration <= 0:
 		return nil, errors.New("--duration must be positive")
 	case cfg.Objects < 0:
@@ -187,6 +197,7 @@ func validatePrefix(p string) error {
 type report struct {
 	URL         string    `json:"url"`
 	Concurrency int       `json:"concurrency"`
+	Rate        float64   `json:"rate,omitempty"`
 	Duration    string    `json:"duration"`
 	Objects     int       `json:"objects"`
 	Results     []*result `json:"results"`
@@ -211,8 +222,12 @@ func main() {
 
 func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	c := newClient(cfg)
-	fmt.Fprintf(stderr, "loadgen: %s, concurrency %d, %s per scenario, %d objects, run id %s\n",
-		cfg.URL, cfg.Concurrency, cfg.Duration, cfg.Objects, c.runID)
+	loop := "closed loop"
+	if cfg.Rate > 0 {
+		loop = fmt.Sprintf("open loop at %g requests/s", cfg.Rate)
+	}
+	fmt.Fprintf(stderr, "loadgen: %s, concurrency %d, %s, %s per scenario, %d objects, run id %s\n",
+		cfg.URL, cfg.Concurrency, loop, cfg.Duration, cfg.Objects, c.runID)
 	if err := c.waitReady(ctx, time.Minute); err != nil {
 		return err
 	}
@@ -250,6 +265,10 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "loadgen: scenario %s: %v\n", name, err)
 			continue
 		}
+		if cfg.Rate > 0 && name != "watch" {
+			r.OfferedPerSec = cfg.Rate
+			r.Notes = strings.TrimSpace(fmt.Sprintf("offered %g/s; %s", cfg.Rate, r.Notes))
+		}
 		results = append(results, r)
 	}
 	printTable(stdout, results)
@@ -265,7 +284,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if cfg.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(report{URL: cfg.URL.String(), Concurrency: cfg.Concurrency,
+		if err := enc.Encode(report{URL: cfg.URL.String(), Concurrency: cfg.Concurrency, Rate: cfg.Rate,
 			Duration: cfg.Duration.String(), Objects: cfg.Objects, Results: results}); err != nil {
 			return err
 		}

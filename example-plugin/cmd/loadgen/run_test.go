@@ -68,8 +68,8 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 		t.Errorf("after the run the store holds %d persons, want the %d preloaded", n, cfg.Objects)
 	}
 	// A second run trusts the first one's persons: no preload, gets that
-	// find them.
-	cfg.SkipPreload, cfg.Scenarios, cfg.Duration = true, []string{"get"}, 500*time.Millisecond
+	// find them, on an open loop of 200 requests/s.
+	cfg.SkipPreload, cfg.Scenarios, cfg.Duration, cfg.Rate = true, []string{"get"}, 500*time.Millisecond, 200
 	stdout.Reset()
 	if err := run(ctx, cfg, &stdout, &stderr); err != nil {
 		t.Fatalf("second run: %v", err)
@@ -81,7 +81,11 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 	}
 	if len(again.Results) != 1 || again.Results[0].Scenario != "get" || again.Results[0].Requests == 0 || again.Results[0].Errors != 0 {
 		t.Errorf("second run with --skip-preload: %+v", again.Results)
+	} else if r := again.Results[0]; r.Requests > 100 || r.OfferedPerSec != 200 || again.Rate != 200 {
+		// 100 are due in 500 ms; a few may be cut off at the end.
+		t.Errorf("open loop at 200/s for 500 ms: %d requests, offered %v/s, report rate %v", r.Requests, r.OfferedPerSec, again.Rate)
 	}
+	cfg.Rate = 0
 	// With --keep-created, what a create run made stays.
 	cfg.Scenarios, cfg.KeepCreated, cfg.JSON = []string{"create"}, true, false
 	stdout.Reset()

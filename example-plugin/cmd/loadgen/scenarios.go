@@ -77,19 +77,22 @@ func (t *tally) observe(ctx context.Context, start time.Time, status int, err er
 
 // result is one line of the report.
 type result struct {
-	Scenario   string           `json:"scenario"`
-	Requests   int64            `json:"requests"`
-	Errors     int64            `json:"errors"`
-	Conflicts  int64            `json:"conflicts"`
-	Seconds    float64          `json:"seconds"`
-	PerSec     float64          `json:"perSec"`
-	P50Ms      float64          `json:"p50Ms"`
-	P99Ms      float64          `json:"p99Ms"`
-	MaxMs      float64          `json:"maxMs"`
-	MeanMs     float64          `json:"meanMs"`
-	ErrorKinds map[string]int64 `json:"errorKinds,omitempty"`
-	Notes      string           `json:"notes,omitempty"`
-	Watch      *watchStats      `json:"watch,omitempty"`
+	Scenario  string  `json:"scenario"`
+	Requests  int64   `json:"requests"`
+	Errors    int64   `json:"errors"`
+	Conflicts int64   `json:"conflicts"`
+	Seconds   float64 `json:"seconds"`
+	PerSec    float64 `json:"perSec"`
+	// OfferedPerSec is the schedule's rate in an open loop (--rate): a
+	// PerSec well below it means the requests could not go out on time.
+	OfferedPerSec float64          `json:"offeredPerSec,omitempty"`
+	P50Ms         float64          `json:"p50Ms"`
+	P99Ms         float64          `json:"p99Ms"`
+	MaxMs         float64          `json:"maxMs"`
+	MeanMs        float64          `json:"meanMs"`
+	ErrorKinds    map[string]int64 `json:"errorKinds,omitempty"`
+	Notes         string           `json:"notes,omitempty"`
+	Watch         *watchStats      `json:"watch,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -111,17 +114,48 @@ func newResult(name string, t *tally, count int64, elapsed time.Duration) *resul
 
 // runTimed runs op in n workers until d has passed (or ctx ends) and
 // merges their tallies. op does one operation and records it.
-func runTimed(ctx context.Context, n int, d time.Duration, op func(ctx context.Context, t *tally, buf *bytes.Buffer)) (*tally, time.Duration) {
-	sctx, cancel := context.WithTimeout(ctx, d)
+//
+// With rate 0 the loop is closed: each worker sends its next request as
+// soon as the last one is answered, and due is zero. With a rate the loop
+// is open: request i is due at start + i/rate, a worker waits for the next
+// due request, and op measures latency from when it was due, not from when
+// it was sent, so that a request held back because every worker was busy
+// counts its wait (no "coordinated omission").
+func runTimed(ctx context.Context, n int, d time.Duration, rate float64, op func(ctx context.Context, t *tally, buf *bytes.Buffer, due time.Time)) (*tally, time.Duration) {
+	start := time.Now()
+	end := start.Add(d)
+	sctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
 	tallies := make([]tally, n)
 	var wg sync.WaitGroup
-	start := time.Now()
+	var next atomic.Int64 // the next request's number, open loop only
 	for w := range n {
 		wg.Go(func() {
 			var buf bytes.Buffer
-			for sctx.Err() == nil {
-				op(sctx, &tallies[w], &buf)
+			if rate <= 0 {
+				for sctx.Err() == nil {
+					op(sctx, &tallies[w], &buf, time.Time{})
+				}
+				return
+			}
+			timer := time.NewTimer(0)
+			defer timer.Stop()
+			for ctx.Err() == nil {
+				due := dueAt(start, next.Add(1)-1, rate)
+				if !due.Before(end) {
+					return
+				}
+				if wait := time.Until(due); wait > 0 {
+					timer.Reset(wait)
+					select {
+					case <-timer.C:
+					case <-sctx.Done():
+					}
+				}
+				// Every request due before the end is handed to op, even
+				// when the worker reaches it late: op does not count one
+				// that sctx cut off, and it returns at once.
+				op(sctx, &tallies[w], &buf, due)
 			}
 		})
 	}
@@ -132,6 +166,21 @@ func runTimed(ctx context.Context, n int, d time.Duration, op func(ctx context.C
 		total.merge(&tallies[i])
 	}
 	return total, elapsed
+}
+
+// dueAt is when request i of an open loop at rate per second starting at
+// start is due.
+func dueAt(start time.Time, i int64, rate float64) time.Time {
+	return start.Add(time.Duration(float64(i) * float64(time.Second) / rate))
+}
+
+// sentAt is the start of a request's latency: when it was due in an open
+// loop, now in a closed one.
+func sentAt(due time.Time) time.Time {
+	if due.IsZero() {
+		return time.Now()
+	}
+	return due
 }
 
 // preload creates the persons prefix-0 .. prefix-(objects-1) that do not
@@ -223,9 +272,9 @@ func runGet(ctx context.Context, c *client, cfg *config) (*result, error) {
 	if cfg.Objects == 0 {
 		return nil, errNoObjects
 	}
-	t, elapsed := runTimed(ctx, cfg.Concurrency, cfg.Duration, func(ctx context.Context, t *tally, _ *bytes.Buffer) {
+	t, elapsed := runTimed(ctx, cfg.Concurrency, cfg.Duration, cfg.Rate, func(ctx context.Context, t *tally, _ *bytes.Buffer, due time.Time) {
 		url := c.coll + "/" + preloadName(cfg.Prefix, rand.IntN(cfg.Objects))
-		t0 := time.Now()
+		t0 := sentAt(due)
 		status, err := c.do(ctx, http.MethodGet, url, nil, nil)
 		t.observe(ctx, t0, status, err, http.StatusOK, false, "")
 	})
@@ -235,12 +284,12 @@ func runGet(ctx context.Context, c *client, cfg *config) (*result, error) {
 // runCreate creates new persons with names unique to this run.
 func runCreate(ctx context.Context, c *client, cfg *config) (*result, error) {
 	var seq atomic.Int64
-	t, elapsed := runTimed(ctx, cfg.Concurrency, cfg.Duration, func(ctx context.Context, t *tally, _ *bytes.Buffer) {
+	t, elapsed := runTimed(ctx, cfg.Concurrency, cfg.Duration, cfg.Rate, func(ctx context.Context, t *tally, _ *bytes.Buffer, due time.Time) {
 		i := seq.Add(1)
 		name := fmt.Sprintf("%s-c-%s-%d", cfg.Prefix, c.runID, i)
 		labels := map[string]string{"team": "t" + strconv.Itoa(rand.IntN(10)), runLabel: c.runID}
 		body := personBody(name, int(i), labels, nil)
-		t0 := time.Now()
+		t0 := sentAt(due)
 		status, err := c.do(ctx, http.MethodPost, c.coll, body, nil)
 		t.observe(ctx, t0, status, err, http.StatusCreated, false, "")
 	})
@@ -257,9 +306,9 @@ func runUpdate(ctx context.Context, c *client, cfg *config) (*result, error) {
 	if cfg.Objects == 0 {
 		return nil, errNoObjects
 	}
-	t, elapsed := runTimed(ctx, cfg.Concurrency, cfg.Duration, func(ctx context.Context, t *tally, buf *bytes.Buffer) {
+	t, elapsed := runTimed(ctx, cfg.Concurrency, cfg.Duration, cfg.Rate, func(ctx context.Context, t *tally, buf *bytes.Buffer, due time.Time) {
 		url := c.coll + "/" + preloadName(cfg.Prefix, rand.IntN(cfg.Objects))
-		t0 := time.Now()
+		t0 := sentAt(due)
 		status, err := c.do(ctx, http.MethodGet, url, nil, buf)
 		if err != nil || status != http.StatusOK {
 			t.observe(ctx, t0, status, err, http.StatusOK, false, "get:")
@@ -320,9 +369,9 @@ func runList(ctx context.Context, c *client, cfg *config) (*result, error) {
 	if err := json.Unmarshal(buf.Bytes(), &page); err != nil {
 		return nil, fmt.Errorf("list: %w", err)
 	}
-	t, elapsed := runTimed(ctx, cfg.Concurrency, cfg.Duration, func(ctx context.Context, t *tally, _ *bytes.Buffer) {
+	t, elapsed := runTimed(ctx, cfg.Concurrency, cfg.Duration, cfg.Rate, func(ctx context.Context, t *tally, _ *bytes.Buffer, due time.Time) {
 		url := c.listURL(rand.IntN(10), 1+rand.IntN(5))
-		t0 := time.Now()
+		t0 := sentAt(due)
 		status, err := c.do(ctx, http.MethodGet, url, nil, nil)
 		t.observe(ctx, t0, status, err, http.StatusOK, false, "")
 	})
