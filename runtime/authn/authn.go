@@ -142,18 +142,6 @@ type scratch struct {
 	sum [sha256.Size]byte
 }
 
-// key returns the cache key of the credential name:pw. s.buf is left
-// cleared: it held the password.
-func (s *scratch) key(name, pw string) credKey {
-	s.buf = append(append(append(s.buf[:0], name...), 0), pw...)
-	s.mac.Reset()
-	s.mac.Write(s.buf)
-	clear(s.buf)
-	var k credKey
-	copy(k[:], s.mac.Sum(s.sum[:0]))
-	return k
-}
-
 // New returns an Authenticator reading users and tokens through the given
 // clients.
 func New(users *core.UserClient, tokens *core.PersonalAccessTokenClient, opts Options) *Authenticator {
@@ -277,12 +265,17 @@ func (a *Authenticator) verify(name, pw, stored string) bool {
 		return a.check(stored, pw)
 	}
 	s := a.macs.Get().(*scratch)
-	k := s.key(name, pw)
+	s.buf = append(append(append(s.buf[:0], name...), 0), pw...)
+	s.mac.Reset()
+	s.mac.Write(s.buf)
+	var k credKey
+	copy(k[:], s.mac.Sum(s.sum[:0]))
 	hit := false
 	if user, hash, ok := a.cache.get(k); ok && user == name {
 		s.buf = append(s.buf[:0], stored...)
 		hit = subtle.ConstantTimeCompare(hash, s.buf) == 1
 	}
+	clear(s.buf) // it held the password
 	a.macs.Put(s)
 	if hit {
 		return true
@@ -301,10 +294,11 @@ func (a *Authenticator) verify(name, pw, stored string) bool {
 }
 
 // checkDecoy spends the time of a password check on a hash no password
-// matches. Concurrent identical attempts share it, as they share a real
-// user's check in verify: were only real users' checks shared, a burst of
-// one credential would answer fast for a user who exists and slowly for
-// one who does not.
+// matches. It goes through verify, like a real user's check: concurrent
+// identical attempts share it there, and were only real users' checks
+// shared, a burst of one credential would answer fast for a user who
+// exists and slowly for one who does not. verify never remembers it, as
+// it remembers no failure.
 func (a *Authenticator) checkDecoy(name, pw string) {
 	a.decoyOnce.Do(func() {
 		var b [18]byte
@@ -313,16 +307,7 @@ func (a *Authenticator) checkDecoy(name, pw string) {
 		// nothing; sign-ins still fail as they should.
 		a.decoy, _ = HashPasswordCost(hex.EncodeToString(b[:]), a.cost)
 	})
-	if a.cache == nil {
-		a.check(a.decoy, pw)
-		return
-	}
-	s := a.macs.Get().(*scratch)
-	k := s.key(name, pw)
-	a.macs.Put(s)
-	a.misses.Do(string(k[:])+a.decoy, func() (any, error) {
-		return a.check(a.decoy, pw), nil
-	})
+	a.verify(name, pw, a.decoy)
 }
 
 func (a *Authenticator) bearer(ctx context.Context, token string) (Identity, error) {
