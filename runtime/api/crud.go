@@ -399,10 +399,7 @@ const maxPooledList = 1 << 20
 // decoding or re-encoding them, from a recycled buffer: the response
 // writer copies what it is given and keeps none of it.
 func (a *modelAPI) writeList(c *gin.Context, res query.ListResult[*store.Record]) {
-	b, _ := a.s.listBufs.Get().(*bytes.Buffer)
-	if b == nil {
-		b = new(bytes.Buffer)
-	}
+	b := a.s.listBufs.Get().(*bytes.Buffer)
 	defer func() {
 		if b.Cap() <= maxPooledList {
 			b.Reset()

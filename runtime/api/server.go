@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -133,6 +134,7 @@ func New(opts Options) *Server {
 	var b [4]byte
 	rand.Read(b[:])
 	s := &Server{opts: opts, log: opts.Logger, bootID: hex.EncodeToString(b[:]), closing: make(chan struct{}), routes: map[string]Routes{}, modelRoutes: map[*model.Model]ModelRoutes{}}
+	s.listBufs.New = func() any { return new(bytes.Buffer) }
 	s.Rebuild()
 	return s
 }
