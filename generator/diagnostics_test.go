@@ -2,6 +2,7 @@ package generator_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -138,3 +139,77 @@ func TestAggregateToUnknownRole(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestBookshelfPlugin is the minimal plugin of docs/plugins.md: its
+// hand-written Go stays within 30 lines (the generator writes the rest),
+// and its own tests run it in a server. It is a module of its own, as a
+// plugin author's is, built against this checkout without the network.
+func TestBookshelfPlugin(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "examples", "bookshelf")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || strings.HasPrefix(name, "zz_generated.") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Code lines: blank lines and whole-line comments (the package
+		// doc, the go:generate line) do not count.
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "//") {
+				lines++
+			}
+		}
+	}
+	t.Logf("hand-written lines of Go: %d", lines)
+	if lines > 30 {
+		t.Errorf("the bookshelf plugin needs %d hand-written lines of Go, want at most 30", lines)
+	}
+	if testing.Short() {
+		t.Skip("builds and runs the plugin's module")
+	}
+	cmd := exec.Command("go", "test", "-count=1", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOFLAGS=-mod=readonly")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go test in %s: %v\n%s", dir, err, out)
+	}
+}
+
+// TestTidyHint: generated code imports gin, which a new plugin module
+// does not require yet; svcgen says to run go mod tidy, and only then.
+func TestTidyHint(t *testing.T) {
+	cfg := bookshelf(t, nil, nil)
+	var warnings []string
+	cfg.Warn = func(s string) { warnings = append(warnings, s) }
+	gomod := filepath.Join(cfg.Out, "go.mod")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(gomod, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("module library.example.com/bookshelf\n\ngo 1.26\n\nrequire github.com/svcrun/svc v0.0.0 // svcgen\n")
+	if err := generator.Write(cfg); err != nil {
+		t.Fatal(err)
+	}
+	want := gomod + " requires no module providing github.com/gin-gonic/gin, which the generated code imports: run go mod tidy before go build"
+	if len(warnings) != 1 || warnings[0] != want {
+		t.Errorf("warnings = %q\nwant [%q]", warnings, want)
+	}
+	warnings = nil
+	write("module library.example.com/bookshelf\n\ngo 1.26\n\nrequire (\n\tgithub.com/gin-gonic/gin v1.12.0\n\t\"github.com/svcrun/svc\" v0.0.0\n)\n")
+	if err := generator.Write(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("tidy module: warnings = %q", warnings)
+	}
+}

@@ -55,6 +55,9 @@ type Config struct {
 	// grant nothing) through Warn instead of failing: for templates
 	// ported from Halo as they are.
 	Lenient bool
+	// Register adds a Plugin type to the generated plugin file, registered
+	// from init, so the package writes only its Start method.
+	Register bool
 	// Warn receives each warning (a template's as "file:line: message");
 	// nil drops them.
 	Warn func(string)
@@ -65,6 +68,7 @@ const (
 	FileTypes    = "zz_generated.types.go"
 	FileValidate = "zz_generated.validate.go"
 	FileModel    = "zz_generated.model.go"
+	FilePlugin   = "zz_generated.plugin.go"
 	FileOpenAPI  = "openapi.json"
 	FileAccess   = "ACCESS.md"
 )
@@ -170,6 +174,12 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		return nil, fmt.Errorf("generator: %w", err)
 	}
 
+	if !cfg.Core {
+		if out[FilePlugin], err = pluginFile(doc, cfg); err != nil {
+			return nil, fmt.Errorf("generator: %w", err)
+		}
+	}
+
 	pluginDoc, err := document(doc, runtimeModels, cfg)
 	if err != nil {
 		return nil, err
@@ -182,6 +192,50 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		out[FileAccess] = accessMatrix(ts, pluginDoc)
 	}
 	return out, nil
+}
+
+// pluginFile is what every plugin package writes the same way: its name,
+// embedded extension files and branded document, and with cfg.Register
+// its type and registration.
+func pluginFile(doc *spec.Document, cfg Config) ([]byte, error) {
+	opts := emit.PluginOptions{Package: cfg.Package, Name: cfg.Plugin, Brand: cfg.Brand, Register: cfg.Register}
+	if cfg.Extensions != "" {
+		rel, err := relDir(cfg.Out, cfg.Extensions)
+		if err != nil {
+			// go:embed reaches only below the package's folder.
+			cfg.Warn(fmt.Sprintf("extensions folder %s is not inside the package folder %s, so it cannot be embedded: Base has no Extensions method; write one", cfg.Extensions, cfg.Out))
+		} else {
+			opts.Extensions = rel
+		}
+	}
+	for _, op := range doc.Operations {
+		if g := op.Group; (g == "plugin.api."+cfg.Brand || g == "api.plugin."+cfg.Brand) && !slices.Contains(opts.Rebrand, g) {
+			opts.Rebrand = append(opts.Rebrand, g)
+		}
+	}
+	slices.Sort(opts.Rebrand)
+	return emit.Plugin(opts)
+}
+
+// relDir is dir relative to base, slash-separated, when it is strictly
+// inside base.
+func relDir(base, dir string) (string, error) {
+	ab, err := filepath.Abs(base)
+	if err != nil {
+		return "", err
+	}
+	ad, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(ab, ad)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is not inside %s", dir, base)
+	}
+	return filepath.ToSlash(rel), nil
 }
 
 // runtimeModel is the model as the runtime sees it, for the document
@@ -300,6 +354,9 @@ func Write(cfg Config) error {
 		if err := os.WriteFile(filepath.Join(cfg.Out, name), files[name], 0o644); err != nil {
 			return fmt.Errorf("generator: %w", err)
 		}
+	}
+	if hint := tidyHint(cfg.Out, files); hint != "" && cfg.Warn != nil {
+		cfg.Warn(hint)
 	}
 	return nil
 }

@@ -74,6 +74,7 @@ func parse(t *testing.T, dir string, args []string) generator.Config {
 	fs.StringVar(&cfg.Plugin, "plugin", "", "")
 	fs.StringVar(&cfg.Brand, "brand-domain", "svc.run", "")
 	fs.BoolVar(&cfg.Core, "core", false, "")
+	fs.BoolVar(&cfg.Register, "register", false, "")
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
