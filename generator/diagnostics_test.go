@@ -102,7 +102,12 @@ func TestAllMistakesInOneRun(t *testing.T) {
 func TestLoaderMistakesLocated(t *testing.T) {
 	cfg := bookshelf(t, replace(t, `pattern: "^[0-9]{9}`, `pattern: "^([0-9]{9}`), nil)
 	_, err := generator.Generate(cfg)
-	wantLine(t, err, cfg.Schema+":"+itoa(lineOf(t, cfg.Schema, "pattern:"))+": /components/schemas/BookSpec/properties/isbn/pattern: pattern ")
+	wantLine(t, err, cfg.Schema+":"+itoa(lineOf(t, cfg.Schema, "pattern:"))+": /components/schemas/BookSpec/properties/isbn/pattern: pattern does not compile")
+
+	// An inline schema of a path: kin-openapi's own check, located.
+	cfg = bookshelf(t, replace(t, `schema: {type: string}}`, `schema: {type: string, pattern: "("}}`), nil)
+	_, err = generator.Generate(cfg)
+	wantLine(t, err, cfg.Schema+":"+itoa(lineOf(t, cfg.Schema, "get:"))+": /paths/~1apis~1api.library.example.com~1v1alpha1~1books~1{name}~1summary/get: invalid OpenAPI document: ")
 
 	cfg = bookshelf(t, replace(t, `$ref: "#/components/schemas/BookStatus"`, `$ref: "#/components/schemas/BookStatuss"`), nil)
 	_, err = generator.Generate(cfg)

@@ -9,10 +9,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// checkRefsAndPatterns reports every local $ref that points at nothing and
-// every pattern that is not a regular expression, at its own line: the
-// OpenAPI loader reports only the first, without a location.
-func checkRefsAndPatterns(d *diags, root *yaml.Node) {
+// checkRefs reports every local $ref that points at nothing, at its own
+// line: the OpenAPI loader reports only the first, without a location.
+func checkRefs(d *diags, root *yaml.Node) {
 	if root == nil {
 		return
 	}
@@ -31,11 +30,6 @@ func checkRefsAndPatterns(d *diags, root *yaml.Node) {
 					continue // values, not schemas
 				case key == "$ref" && val.Kind == yaml.ScalarNode:
 					checkRef(d, root, pointer(at...), val.Value)
-					continue
-				case key == "pattern" && val.Kind == yaml.ScalarNode:
-					if _, err := regexp.Compile(val.Value); err != nil {
-						d.add(pointer(at...), "pattern %q is not a regular expression: %v", val.Value, err)
-					}
 					continue
 				}
 				walk(val, at)
