@@ -287,7 +287,13 @@ func checkTemplates(doc *spec.Document, cfg Config) ([]roles.Template, spec.Diag
 	if err != nil {
 		var se *roles.SyntaxError
 		if errors.As(err, &se) {
-			return nil, spec.Diagnostics{{File: se.File, Line: se.Line, Message: strings.TrimPrefix(se.Error(), fmt.Sprintf("roles: %s:%d: ", se.File, se.Line))}}
+			msg := se.Error()
+			if se.Line > 0 {
+				msg = strings.TrimPrefix(msg, fmt.Sprintf("roles: %s:%d: ", se.File, se.Line))
+			} else {
+				msg = strings.TrimPrefix(msg, fmt.Sprintf("roles: %s: ", se.File))
+			}
+			return nil, spec.Diagnostics{{File: se.File, Line: se.Line, Message: msg}}
 		}
 		return nil, spec.Diagnostics{{File: cfg.Extensions, Message: err.Error()}}
 	}
