@@ -1,10 +1,7 @@
 package example
 
 import (
-	"bytes"
 	"context"
-	"embed"
-	"io/fs"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -12,39 +9,8 @@ import (
 	"github.com/svcrun/svc/runtime/plugin"
 )
 
-// Name is the plugin's name: its Plugin object, the prefix of its role
-// templates and of its ui-permissions.
-const Name = "example"
-
-//go:embed extensions/*.yaml
-var extensions embed.FS
-
-func init() { plugin.Register(Plugin{}) }
-
-// Plugin is the example plugin (EXAMPLE_PLUGIN.md). A server binary that
-// blank-imports this package serves it.
-type Plugin struct{}
-
-// Name implements plugin.Plugin.
-func (Plugin) Name() string { return Name }
-
-// Extensions implements plugin.Extender: the role templates.
-func (Plugin) Extensions() fs.FS {
-	sub, err := fs.Sub(extensions, "extensions")
-	if err != nil {
-		panic(err) // the embed pattern guarantees the folder
-	}
-	return sub
-}
-
-// OpenAPI implements plugin.Documented: the generated document, whose
-// custom paths the server adds to /openapi.json. It was generated for
-// svc.run; the version-only route's group follows the brand.
-func (Plugin) OpenAPI(brand string) []byte {
-	return bytes.ReplaceAll(OpenAPI(), []byte("/apis/plugin.api.svc.run/"), []byte("/apis/plugin.api."+brand+"/"))
-}
-
-// Start implements plugin.Plugin: the Person model and its generated
+// Start implements plugin.Plugin (the rest of Plugin is generated, in
+// zz_generated.plugin.go): the Person model and its generated
 // routes (creates admitted with their friend count), the greeting and
 // stats custom APIs, and the friend counter.
 func (Plugin) Start(_ context.Context, h *plugin.Host) error {
@@ -101,9 +67,3 @@ func (a *customAPI) stats(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, Stats{Persons: res.Total})
 }
-
-var (
-	_ plugin.Plugin     = Plugin{}
-	_ plugin.Extender   = Plugin{}
-	_ plugin.Documented = Plugin{}
-)

@@ -149,7 +149,7 @@ func NewPersonClient(st *store.Store, m *model.Model) *PersonClient {
 	return client.New[*Person](st, m)
 }
 
-// RegisterPersonRoutes mounts the Person CRUD API (CONTRACT §3) on r; List and Get
+// RegisterPersonRoutes mounts the Person CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterPersonRoutes(r gin.IRouter, h api.Handlers) {
 	base := PersonBasePath

@@ -55,6 +55,9 @@ type Config struct {
 	// grant nothing) through Warn instead of failing: for templates
 	// ported from Halo as they are.
 	Lenient bool
+	// Register adds a Plugin type to the generated plugin file, registered
+	// from init, so the package writes only its Start method.
+	Register bool
 	// Warn receives each warning (a template's as "file:line: message");
 	// nil drops them.
 	Warn func(string)
@@ -65,6 +68,7 @@ const (
 	FileTypes    = "zz_generated.types.go"
 	FileValidate = "zz_generated.validate.go"
 	FileModel    = "zz_generated.model.go"
+	FilePlugin   = "zz_generated.plugin.go"
 	FileOpenAPI  = "openapi.json"
 	FileAccess   = "ACCESS.md"
 )
@@ -102,20 +106,30 @@ func Generate(cfg Config) (map[string][]byte, error) {
 	if cfg.KnownRoles == nil {
 		cfg.KnownRoles = BuiltinRoles
 	}
+	// Every mistake of one run is reported at once: the schema's, then
+	// the templates', even when the schema has some.
+	var ds spec.Diagnostics
 	doc, err := spec.Load(cfg.Schema, spec.Options{Brand: cfg.Brand, Core: cfg.Core})
-	if err != nil {
+	if err != nil && !errors.As(err, &ds) {
+		return nil, err
+	}
+	if doc != nil {
+		for _, is := range validators.Check(doc.Doc) {
+			ds = append(ds, spec.Diagnostic{File: doc.File, Line: doc.Line(is.Pointer), Pointer: is.Pointer, Message: is.Message})
+		}
+	}
+	var ts []roles.Template
+	if cfg.Extensions != "" {
+		var tds spec.Diagnostics
+		ts, tds = checkTemplates(doc, cfg)
+		ds = append(ds, tds...)
+	}
+	if err := ds.Err(); err != nil {
 		return nil, err
 	}
 	base, err := openapi3.NewLoader().LoadFromData(schemas.Base)
 	if err != nil {
 		return nil, fmt.Errorf("generator: load base schemas: %w", err)
-	}
-	var ds spec.Diagnostics
-	for _, is := range validators.Check(doc.Doc) {
-		ds = append(ds, spec.Diagnostic{File: doc.File, Line: doc.Line(is.Pointer), Pointer: is.Pointer, Message: is.Message})
-	}
-	if err := ds.Err(); err != nil {
-		return nil, err
 	}
 
 	out := map[string][]byte{}
@@ -160,6 +174,12 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		return nil, fmt.Errorf("generator: %w", err)
 	}
 
+	if !cfg.Core {
+		if out[FilePlugin], err = pluginFile(doc, cfg); err != nil {
+			return nil, fmt.Errorf("generator: %w", err)
+		}
+	}
+
 	pluginDoc, err := document(doc, runtimeModels, cfg)
 	if err != nil {
 		return nil, err
@@ -169,13 +189,53 @@ func Generate(cfg Config) (map[string][]byte, error) {
 	}
 
 	if cfg.Extensions != "" {
-		matrix, err := templates(doc, pluginDoc, cfg)
-		if err != nil {
-			return nil, err
-		}
-		out[FileAccess] = matrix
+		out[FileAccess] = accessMatrix(ts, pluginDoc)
 	}
 	return out, nil
+}
+
+// pluginFile is what every plugin package writes the same way: its name,
+// embedded extension files and branded document, and with cfg.Register
+// its type and registration.
+func pluginFile(doc *spec.Document, cfg Config) ([]byte, error) {
+	opts := emit.PluginOptions{Package: cfg.Package, Name: cfg.Plugin, Brand: cfg.Brand, Register: cfg.Register}
+	if cfg.Extensions != "" {
+		rel, err := relDir(cfg.Out, cfg.Extensions)
+		if err != nil {
+			// go:embed reaches only below the package's folder.
+			cfg.Warn(fmt.Sprintf("extensions folder %s is not inside the package folder %s, so it cannot be embedded: Base has no Extensions method; write one", cfg.Extensions, cfg.Out))
+		} else {
+			opts.Extensions = rel
+		}
+	}
+	for _, op := range doc.Operations {
+		if g := op.Group; (g == "plugin.api."+cfg.Brand || g == "api.plugin."+cfg.Brand) && !slices.Contains(opts.Rebrand, g) {
+			opts.Rebrand = append(opts.Rebrand, g)
+		}
+	}
+	slices.Sort(opts.Rebrand)
+	return emit.Plugin(opts)
+}
+
+// relDir is dir relative to base, slash-separated, when it is strictly
+// inside base.
+func relDir(base, dir string) (string, error) {
+	ab, err := filepath.Abs(base)
+	if err != nil {
+		return "", err
+	}
+	ad, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(ab, ad)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is not inside %s", dir, base)
+	}
+	return filepath.ToSlash(rel), nil
 }
 
 // runtimeModel is the model as the runtime sees it, for the document
@@ -218,42 +278,62 @@ func document(doc *spec.Document, models []*model.Model, cfg Config) (*openapi3.
 	return out, nil
 }
 
-// templates checks the plugin's role templates against what it serves and
-// returns the access matrix of every operation of its document.
-func templates(doc *spec.Document, pluginDoc *openapi3.T, cfg Config) ([]byte, error) {
+// checkTemplates loads the plugin's role templates and checks them against
+// what doc serves; doc is nil when the schema did not load, and then what
+// the plugin serves is not checked. Issues that do not fail the run go to
+// cfg.Warn.
+func checkTemplates(doc *spec.Document, cfg Config) ([]roles.Template, spec.Diagnostics) {
 	ts, err := roles.Load(cfg.Extensions)
 	if err != nil {
-		return nil, err
-	}
-	var served []roles.Served
-	for _, m := range doc.Models {
-		served = append(served, roles.Served{Group: m.Group, Resource: m.Plural}, roles.Served{Group: m.Group, Resource: m.Plural + "/status"})
-	}
-	for _, op := range doc.Operations {
-		served = append(served, roles.Served{Group: op.Group, Resource: op.Resource})
-		if r, _, ok := strings.Cut(op.Resource, "/"); ok {
-			served = append(served, roles.Served{Group: op.Group, Resource: r})
-		}
-	}
-	issues := roles.Check(ts, roles.Options{Plugin: cfg.Plugin, Brand: cfg.Brand, Served: served, KnownRoles: cfg.KnownRoles})
-	if cfg.Lenient {
-		hard := issues[:0]
-		for _, is := range issues {
-			if is.Soft {
-				cfg.Warn(is.String())
+		var se *roles.SyntaxError
+		if errors.As(err, &se) {
+			msg := se.Error()
+			if se.Line > 0 {
+				msg = strings.TrimPrefix(msg, fmt.Sprintf("roles: %s:%d: ", se.File, se.Line))
 			} else {
-				hard = append(hard, is)
+				msg = strings.TrimPrefix(msg, fmt.Sprintf("roles: %s: ", se.File))
+			}
+			return nil, spec.Diagnostics{{File: se.File, Line: se.Line, Message: msg}}
+		}
+		return nil, spec.Diagnostics{{File: cfg.Extensions, Message: err.Error()}}
+	}
+	opts := roles.Options{Plugin: cfg.Plugin, Brand: cfg.Brand, KnownRoles: cfg.KnownRoles, ServedUnknown: doc == nil}
+	if doc != nil {
+		for _, m := range doc.Models {
+			ptr := m.Pointer + "/" + spec.ExtModel
+			at := roles.Served{Group: m.Group, File: doc.File, Line: doc.Line(ptr), Pointer: ptr}
+			for _, r := range []string{m.Plural, m.Plural + "/status"} {
+				at.Resource = r
+				opts.Served = append(opts.Served, at)
 			}
 		}
-		issues = hard
-	}
-	if len(issues) > 0 {
-		ds := make(spec.Diagnostics, len(issues))
-		for i, is := range issues {
-			ds[i] = spec.Diagnostic{File: is.File, Line: is.Line, Message: is.Message}
+		for _, op := range doc.Operations {
+			ptr := "/paths/" + strings.ReplaceAll(strings.ReplaceAll(op.Path, "~", "~0"), "/", "~1")
+			at := roles.Served{Group: op.Group, Resource: op.Resource, File: doc.File, Line: doc.Line(ptr), Pointer: ptr}
+			opts.Served = append(opts.Served, at)
+			if r, _, ok := strings.Cut(op.Resource, "/"); ok {
+				at.Resource = r
+				opts.Served = append(opts.Served, at)
+			}
 		}
-		return nil, ds
 	}
+	var ds spec.Diagnostics
+	for _, is := range roles.Check(ts, opts) {
+		if is.Warning || cfg.Lenient && is.Soft {
+			cfg.Warn(is.String())
+			continue
+		}
+		ds = append(ds, spec.Diagnostic{File: is.File, Line: is.Line, Pointer: is.Pointer, Message: is.Message})
+		for _, n := range is.Notes {
+			ds = append(ds, spec.Diagnostic{File: n.File, Line: n.Line, Pointer: n.Pointer, Message: n.Message})
+		}
+	}
+	return ts, ds
+}
+
+// accessMatrix is the access matrix of the templates over every operation
+// of the plugin's document.
+func accessMatrix(ts []roles.Template, pluginDoc *openapi3.T) []byte {
 	var ops []roles.Operation
 	for _, path := range pluginDoc.Paths.InMatchingOrder() {
 		item := pluginDoc.Paths.Value(path)
@@ -264,7 +344,7 @@ func templates(doc *spec.Document, pluginDoc *openapi3.T, cfg Config) ([]byte, e
 		}
 	}
 	slices.SortFunc(ops, func(a, b roles.Operation) int { return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method) })
-	return []byte(roles.AccessMatrix(ts, ops)), nil
+	return []byte(roles.AccessMatrix(ts, ops))
 }
 
 // Write generates cfg and writes the files into cfg.Out.
@@ -280,6 +360,9 @@ func Write(cfg Config) error {
 		if err := os.WriteFile(filepath.Join(cfg.Out, name), files[name], 0o644); err != nil {
 			return fmt.Errorf("generator: %w", err)
 		}
+	}
+	if hint := tidyHint(cfg.Out, files); hint != "" && cfg.Warn != nil {
+		cfg.Warn(hint)
 	}
 	return nil
 }

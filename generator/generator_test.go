@@ -74,6 +74,7 @@ func parse(t *testing.T, dir string, args []string) generator.Config {
 	fs.StringVar(&cfg.Plugin, "plugin", "", "")
 	fs.StringVar(&cfg.Brand, "brand-domain", "svc.run", "")
 	fs.BoolVar(&cfg.Core, "core", false, "")
+	fs.BoolVar(&cfg.Register, "register", false, "")
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestLenientTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lenient: %v", err)
 	}
-	if len(warnings) != 2 || !strings.Contains(warnings[0], "roles.yaml:1:") || !strings.Contains(warnings[1], `resource "configmaps" in group ""`) {
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "roles.yaml:4: /metadata/name:") || !strings.Contains(warnings[1], `resource "configmaps" in group ""`) {
 		t.Errorf("warnings = %q", warnings)
 	}
 	if !strings.Contains(string(files[generator.FileAccess]), "role-template-view-umami") {

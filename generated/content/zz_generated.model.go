@@ -134,7 +134,7 @@ func NewPostClient(st *store.Store, m *model.Model) *PostClient {
 	return client.New[*Post](st, m)
 }
 
-// RegisterPostRoutes mounts the Post CRUD API (CONTRACT §3) on r; List and Get
+// RegisterPostRoutes mounts the Post CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterPostRoutes(r gin.IRouter, h api.Handlers) {
 	base := PostBasePath

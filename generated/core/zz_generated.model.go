@@ -103,7 +103,7 @@ func NewPersonalAccessTokenClient(st *store.Store, m *model.Model) *PersonalAcce
 	return client.New[*PersonalAccessToken](st, m)
 }
 
-// RegisterPersonalAccessTokenRoutes mounts the PersonalAccessToken CRUD API (CONTRACT §3) on r; List and Get
+// RegisterPersonalAccessTokenRoutes mounts the PersonalAccessToken CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterPersonalAccessTokenRoutes(r gin.IRouter, h api.Handlers) {
 	base := PersonalAccessTokenBasePath
@@ -205,7 +205,7 @@ func NewPluginClient(st *store.Store, m *model.Model) *PluginClient {
 	return client.New[*Plugin](st, m)
 }
 
-// RegisterPluginRoutes mounts the Plugin CRUD API (CONTRACT §3) on r; List and Get
+// RegisterPluginRoutes mounts the Plugin CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterPluginRoutes(r gin.IRouter, h api.Handlers) {
 	base := PluginBasePath
@@ -271,7 +271,7 @@ func NewRoleClient(st *store.Store, m *model.Model) *RoleClient {
 	return client.New[*Role](st, m)
 }
 
-// RegisterRoleRoutes mounts the Role CRUD API (CONTRACT §3) on r; List and Get
+// RegisterRoleRoutes mounts the Role CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterRoleRoutes(r gin.IRouter, h api.Handlers) {
 	base := RoleBasePath
@@ -353,7 +353,7 @@ func NewRoleBindingClient(st *store.Store, m *model.Model) *RoleBindingClient {
 	return client.New[*RoleBinding](st, m)
 }
 
-// RegisterRoleBindingRoutes mounts the RoleBinding CRUD API (CONTRACT §3) on r; List and Get
+// RegisterRoleBindingRoutes mounts the RoleBinding CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterRoleBindingRoutes(r gin.IRouter, h api.Handlers) {
 	base := RoleBindingBasePath
@@ -452,7 +452,7 @@ func NewUserClient(st *store.Store, m *model.Model) *UserClient {
 	return client.New[*User](st, m)
 }
 
-// RegisterUserRoutes mounts the User CRUD API (CONTRACT §3) on r; List and Get
+// RegisterUserRoutes mounts the User CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterUserRoutes(r gin.IRouter, h api.Handlers) {
 	base := UserBasePath

@@ -75,7 +75,7 @@ func NewAuthProviderClient(st *store.Store, m *model.Model) *AuthProviderClient 
 	return client.New[*AuthProvider](st, m)
 }
 
-// RegisterAuthProviderRoutes mounts the AuthProvider CRUD API (CONTRACT §3) on r; List and Get
+// RegisterAuthProviderRoutes mounts the AuthProvider CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterAuthProviderRoutes(r gin.IRouter, h api.Handlers) {
 	base := AuthProviderBasePath
@@ -141,7 +141,7 @@ func NewConfigMapClient(st *store.Store, m *model.Model) *ConfigMapClient {
 	return client.New[*ConfigMap](st, m)
 }
 
-// RegisterConfigMapRoutes mounts the ConfigMap CRUD API (CONTRACT §3) on r; List and Get
+// RegisterConfigMapRoutes mounts the ConfigMap CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterConfigMapRoutes(r gin.IRouter, h api.Handlers) {
 	base := ConfigMapBasePath
@@ -207,7 +207,7 @@ func NewExtensionDefinitionClient(st *store.Store, m *model.Model) *ExtensionDef
 	return client.New[*ExtensionDefinition](st, m)
 }
 
-// RegisterExtensionDefinitionRoutes mounts the ExtensionDefinition CRUD API (CONTRACT §3) on r; List and Get
+// RegisterExtensionDefinitionRoutes mounts the ExtensionDefinition CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterExtensionDefinitionRoutes(r gin.IRouter, h api.Handlers) {
 	base := ExtensionDefinitionBasePath
@@ -273,7 +273,7 @@ func NewExtensionPointDefinitionClient(st *store.Store, m *model.Model) *Extensi
 	return client.New[*ExtensionPointDefinition](st, m)
 }
 
-// RegisterExtensionPointDefinitionRoutes mounts the ExtensionPointDefinition CRUD API (CONTRACT §3) on r; List and Get
+// RegisterExtensionPointDefinitionRoutes mounts the ExtensionPointDefinition CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterExtensionPointDefinitionRoutes(r gin.IRouter, h api.Handlers) {
 	base := ExtensionPointDefinitionBasePath
@@ -339,7 +339,7 @@ func NewGroupClient(st *store.Store, m *model.Model) *GroupClient {
 	return client.New[*Group](st, m)
 }
 
-// RegisterGroupRoutes mounts the Group CRUD API (CONTRACT §3) on r; List and Get
+// RegisterGroupRoutes mounts the Group CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterGroupRoutes(r gin.IRouter, h api.Handlers) {
 	base := GroupBasePath
@@ -405,7 +405,7 @@ func NewNotificationTemplateClient(st *store.Store, m *model.Model) *Notificatio
 	return client.New[*NotificationTemplate](st, m)
 }
 
-// RegisterNotificationTemplateRoutes mounts the NotificationTemplate CRUD API (CONTRACT §3) on r; List and Get
+// RegisterNotificationTemplateRoutes mounts the NotificationTemplate CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterNotificationTemplateRoutes(r gin.IRouter, h api.Handlers) {
 	base := NotificationTemplateBasePath
@@ -471,7 +471,7 @@ func NewPolicyTemplateClient(st *store.Store, m *model.Model) *PolicyTemplateCli
 	return client.New[*PolicyTemplate](st, m)
 }
 
-// RegisterPolicyTemplateRoutes mounts the PolicyTemplate CRUD API (CONTRACT §3) on r; List and Get
+// RegisterPolicyTemplateRoutes mounts the PolicyTemplate CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterPolicyTemplateRoutes(r gin.IRouter, h api.Handlers) {
 	base := PolicyTemplateBasePath
@@ -537,7 +537,7 @@ func NewReasonTypeClient(st *store.Store, m *model.Model) *ReasonTypeClient {
 	return client.New[*ReasonType](st, m)
 }
 
-// RegisterReasonTypeRoutes mounts the ReasonType CRUD API (CONTRACT §3) on r; List and Get
+// RegisterReasonTypeRoutes mounts the ReasonType CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterReasonTypeRoutes(r gin.IRouter, h api.Handlers) {
 	base := ReasonTypeBasePath
@@ -603,7 +603,7 @@ func NewReverseProxyClient(st *store.Store, m *model.Model) *ReverseProxyClient 
 	return client.New[*ReverseProxy](st, m)
 }
 
-// RegisterReverseProxyRoutes mounts the ReverseProxy CRUD API (CONTRACT §3) on r; List and Get
+// RegisterReverseProxyRoutes mounts the ReverseProxy CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterReverseProxyRoutes(r gin.IRouter, h api.Handlers) {
 	base := ReverseProxyBasePath
@@ -669,7 +669,7 @@ func NewSettingClient(st *store.Store, m *model.Model) *SettingClient {
 	return client.New[*Setting](st, m)
 }
 
-// RegisterSettingRoutes mounts the Setting CRUD API (CONTRACT §3) on r; List and Get
+// RegisterSettingRoutes mounts the Setting CRUD API (docs/api.md) on r; List and Get
 // also serve watches. Hand it to the API server with UseRoutes.
 func RegisterSettingRoutes(r gin.IRouter, h api.Handlers) {
 	base := SettingBasePath

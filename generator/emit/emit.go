@@ -193,7 +193,7 @@ func emitModel(f *jen.File, m Model) error {
 
 	// Routes.
 	f.Line()
-	f.Commentf("Register%sRoutes mounts the %s CRUD API (CONTRACT §3) on r; List and Get", k, k)
+	f.Commentf("Register%sRoutes mounts the %s CRUD API (docs/api.md) on r; List and Get", k, k)
 	f.Comment("also serve watches. Hand it to the API server with UseRoutes.")
 	f.Func().Id("Register"+k+"Routes").Params(jen.Id("r").Qual(pkgGin, "IRouter"), jen.Id("h").Qual(pkgAPI, "Handlers")).Block(
 		jen.Id("base").Op(":=").Id(k+"BasePath"),

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/svcrun/svc/generator/spec"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/rbac"
 )
@@ -27,6 +29,9 @@ type Options struct {
 	// KnownRoles are roles outside the plugin that dependencies may name
 	// (the service's built-in roles, other plugins' templates).
 	KnownRoles []string
+	// ServedUnknown skips the checks against Served: the plugin's schema
+	// did not load, and its mistakes are reported instead.
+	ServedUnknown bool
 }
 
 // Served is one resource the plugin serves in one API group, as rules
@@ -34,13 +39,28 @@ type Options struct {
 // "plugins/stats".
 type Served struct {
 	Group, Resource string
+	// File, Line and Pointer say where the plugin declares it (a model's
+	// x-svc-model, a path), for messages; they do not take part in
+	// matching rules.
+	File    string
+	Line    int
+	Pointer string
 }
 
 // Issue is one problem with a template, located in its file.
 type Issue struct {
-	File    string
-	Line    int
+	File string
+	Line int
+	// Pointer is the JSON pointer of the offending value within its
+	// document, such as /rules/0/verbs/2.
+	Pointer string
 	Message string
+	// Notes point at related places (where a group is declared).
+	Notes []Issue
+	// Warning marks an issue that never fails a run: something that may
+	// be right, such as a label aggregating into a role another plugin
+	// defines.
+	Warning bool
 	// Soft marks an issue that access control copes with: a breach of
 	// SPEC.md's conventions for plugin templates (a name without the
 	// plugin's prefix, a rule on a resource the plugin does not serve, a
@@ -53,11 +73,23 @@ type Issue struct {
 	Soft bool
 }
 
+// String is "file:line: /pointer: message", with each note on a line of
+// its own.
 func (i Issue) String() string {
+	var b strings.Builder
+	b.WriteString(i.File)
 	if i.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", i.File, i.Line, i.Message)
+		fmt.Fprintf(&b, ":%d", i.Line)
 	}
-	return fmt.Sprintf("%s: %s", i.File, i.Message)
+	b.WriteString(": ")
+	if i.Pointer != "" {
+		b.WriteString(i.Pointer + ": ")
+	}
+	b.WriteString(i.Message)
+	for _, n := range i.Notes {
+		b.WriteString("\n" + n.String())
+	}
+	return b.String()
 }
 
 // Check returns every problem of the plugin's templates, in template order;
@@ -75,9 +107,12 @@ func Check(ts []Template, opts Options) []Issue {
 	if opts.Brand == "" {
 		opts.Brand = DefaultBrand
 	}
-	c := checker{opts: opts, names: map[string]*Template{}, served: map[Served]bool{}, known: map[string]bool{}}
-	for _, s := range opts.Served {
-		c.served[s] = true
+	c := checker{opts: opts, names: map[string]*Template{}, served: map[Served]bool{}, groups: map[string]*Served{}, known: map[string]bool{}}
+	for i, s := range opts.Served {
+		c.served[Served{Group: s.Group, Resource: s.Resource}] = true
+		if c.groups[s.Group] == nil || c.groups[s.Group].File == "" {
+			c.groups[s.Group] = &opts.Served[i]
+		}
 	}
 	for _, r := range opts.KnownRoles {
 		c.known[r] = true
@@ -96,72 +131,81 @@ func Check(ts []Template, opts Options) []Issue {
 type checker struct {
 	opts   Options
 	names  map[string]*Template // first template of each name
-	served map[Served]bool
+	served map[Served]bool      // by group and resource only
+	groups map[string]*Served   // first declaration of each group
 	known  map[string]bool
 	issues []Issue
 }
 
-func (c *checker) add(t *Template, line int, format string, args ...any) {
+func (c *checker) add(t *Template, ptr string, format string, args ...any) {
 	name := fmt.Sprintf("template %q", t.Name)
 	if t.Name == "" {
 		name = "template without a name"
 	}
-	c.issues = append(c.issues, Issue{File: t.File, Line: line, Message: name + ": " + fmt.Sprintf(format, args...)})
+	c.issues = append(c.issues, Issue{File: t.File, Line: t.lineOf(ptr), Pointer: ptr, Message: name + ": " + fmt.Sprintf(format, args...)})
+}
+
+// key is the pointer of a label or annotation.
+func key(field, k string) string {
+	return "/metadata/" + field + "/" + strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+}
+
+// warn adds an Issue that never fails a run.
+func (c *checker) warn(t *Template, ptr string, format string, args ...any) {
+	c.add(t, ptr, format, args...)
+	c.issues[len(c.issues)-1].Warning = true
 }
 
 // soft adds a soft Issue.
-func (c *checker) soft(t *Template, line int, format string, args ...any) {
-	c.add(t, line, format, args...)
+func (c *checker) soft(t *Template, ptr string, format string, args ...any) {
+	c.add(t, ptr, format, args...)
 	c.issues[len(c.issues)-1].Soft = true
 }
 
 func (c *checker) template(t *Template) {
 	brand, plugin := c.opts.Brand, c.opts.Plugin
 	if t.APIVersion != "v1alpha1" {
-		c.add(t, t.Line, "apiVersion is %q; a Role has apiVersion v1alpha1", t.APIVersion)
+		c.add(t, "/apiVersion", "apiVersion is %q; a Role has apiVersion v1alpha1", t.APIVersion)
 	}
 	switch {
 	case t.Name == "":
-		c.add(t, t.Line, "metadata.name is missing")
+		c.add(t, "/metadata", "metadata.name is missing")
 	case !validName(t.Name):
-		c.add(t, t.Line, "metadata.name %q is not a valid name (lowercase letters, digits and '-', alphanumeric at both ends, at most 253 characters)", t.Name)
+		c.add(t, "/metadata/name", "metadata.name %q is not a valid name (lowercase letters, digits and '-', alphanumeric at both ends, at most 253 characters)", t.Name)
 	}
 	if t.Name != "" && !strings.HasPrefix(t.Name, plugin+"-") {
-		c.soft(t, t.Line, "name must start with %q (SPEC.md: <plugin>-role-<view|manage>-<plural>)", plugin+"-")
+		c.soft(t, "/metadata/name", "name must start with %q (docs/plugins.md: <plugin>-role-<view|manage>-<plural>)", plugin+"-")
 	}
 	if first := c.names[t.Name]; first != t && t.Name != "" {
-		c.add(t, t.Line, "name is also used by the template at %s:%d", first.File, first.Line)
+		c.add(t, "/metadata/name", "name is also used by the template at %s:%d", first.File, first.Line)
 	}
 
 	roleTemplate := brand + "/role-template"
 	if v, ok := t.Labels[roleTemplate]; !ok {
-		c.add(t, t.Line, "missing label %s: \"true\"%s", roleTemplate, otherBrandHint(t.Labels, "/role-template"))
+		c.add(t, "/metadata/labels", "missing label %s: \"true\"%s", roleTemplate, otherBrandHint(t.Labels, "/role-template"))
 	} else if v != "true" {
-		c.add(t, t.Line, "label %s is %q; a role template has \"true\"", roleTemplate, v)
+		c.add(t, key("labels", roleTemplate), "label %s is %q; a role template has \"true\"", roleTemplate, v)
 	}
 	for _, k := range sortedKeys(t.Labels) {
 		if msg := c.labelKey(k); msg != "" {
-			c.add(t, t.Line, "label %s: %s", k, msg)
+			c.add(t, key("labels", k), "label %s: %s", k, msg)
 		}
 	}
 	for _, k := range sortedKeys(t.Annotations) {
 		if msg := c.annotationKey(k); msg == labelAsAnnotation {
-			c.soft(t, t.Line, "annotation %s: %s", k, msg)
+			c.soft(t, key("annotations", k), "annotation %s: %s", k, msg)
 		} else if msg != "" {
-			c.add(t, t.Line, "annotation %s: %s", k, msg)
+			c.add(t, key("annotations", k), "annotation %s: %s", k, msg)
 		}
 	}
 	for _, msg := range t.AnnotationErrors {
-		c.add(t, t.Line, "%s", msg)
+		c.add(t, "/metadata/annotations", "%s", msg)
 	}
 	c.dependencies(t)
 	c.uiPermissions(t)
+	c.aggregation(t)
 	for i := range t.Rules {
-		line := t.Line
-		if i < len(t.RuleLines) {
-			line = t.RuleLines[i]
-		}
-		c.rule(t, i, line)
+		c.rule(t, i)
 	}
 }
 
@@ -182,7 +226,7 @@ func (c *checker) labelKey(key string) string {
 	prefix, name, ok := strings.Cut(key, "/")
 	switch {
 	case !ok:
-		return "unprefixed keys are reserved (SPEC.md); put the key under a domain the plugin owns"
+		return "unprefixed keys are reserved (docs/plugins.md); put the key under a domain the plugin owns"
 	case !model.InBrand(prefix, c.opts.Brand):
 		return ""
 	case key == b+"/role-template", key == b+"/hidden", key == b+"/do-not-overwrite":
@@ -209,7 +253,7 @@ func (c *checker) annotationKey(key string) string {
 	prefix, _, ok := strings.Cut(key, "/")
 	switch {
 	case !ok:
-		return "unprefixed keys are reserved (SPEC.md); put the key under a domain the plugin owns"
+		return "unprefixed keys are reserved (docs/plugins.md); put the key under a domain the plugin owns"
 	case !model.InBrand(prefix, c.opts.Brand), c.annotationDefined(key):
 		return ""
 	case c.labelKey(key) == "":
@@ -236,16 +280,16 @@ func (c *checker) dependencies(t *Template) {
 		return
 	}
 	if t.DependenciesKey != want {
-		c.add(t, t.Line, "annotation %s is not read under brand %s; use %s", t.DependenciesKey, c.opts.Brand, want)
+		c.add(t, key("annotations", t.DependenciesKey), "annotation %s is not read under brand %s; use %s", t.DependenciesKey, c.opts.Brand, want)
 		return
 	}
 	for _, d := range t.Dependencies {
 		if d == "" {
-			c.add(t, t.Line, "dependency names an empty role")
+			c.add(t, key("annotations", want), "dependency names an empty role")
 			continue
 		}
 		if _, own := c.names[d]; !own && !c.known[d] {
-			c.soft(t, t.Line, "dependency %q is neither a template of plugin %q nor a known role", d, c.opts.Plugin)
+			c.soft(t, key("annotations", want), "dependency %q is neither a template of plugin %q nor a known role", d, c.opts.Plugin)
 		}
 	}
 }
@@ -256,45 +300,54 @@ func (c *checker) uiPermissions(t *Template) {
 		return
 	}
 	if t.UIPermissionsKey != want {
-		c.add(t, t.Line, "annotation %s is not read under brand %s; use %s", t.UIPermissionsKey, c.opts.Brand, want)
+		c.add(t, key("annotations", t.UIPermissionsKey), "annotation %s is not read under brand %s; use %s", t.UIPermissionsKey, c.opts.Brand, want)
 		return
 	}
 	prefix := "plugin:" + c.opts.Plugin + ":"
 	for _, p := range t.UIPermissions {
 		scope, ok := strings.CutPrefix(p, prefix)
 		if !ok || scope == "" || slices.Contains(strings.Split(scope, ":"), "") || strings.ContainsAny(scope, " \t\n") {
-			c.soft(t, t.Line, "UI permission %q is not of the form %s<scope> (e.g. %sperson:view)", p, prefix, prefix)
+			c.soft(t, key("annotations", want), "UI permission %q is not of the form %s<scope> (e.g. %sperson:view)", p, prefix, prefix)
 		}
 	}
 }
 
-func (c *checker) rule(t *Template, i, line int) {
+func (c *checker) rule(t *Template, i int) {
 	r := &t.Rules[i]
 	n := i + 1
-	for _, v := range r.Verbs {
+	at := func(field string, j int) string { return fmt.Sprintf("/rules/%d/%s/%d", i, field, j) }
+	for j, v := range r.Verbs {
 		if !slices.Contains(rbac.ResourceVerbs(), v) {
-			c.add(t, line, "rule %d: unknown verb %q (allowed: %s)", n, v, strings.Join(rbac.ResourceVerbs(), ", "))
+			hint := ""
+			if near := spec.Nearest(v, rbac.ResourceVerbs()); near != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			c.add(t, at("verbs", j), "rule %d: unknown verb %q%s (allowed: %s)", n, v, hint, strings.Join(rbac.ResourceVerbs(), ", "))
 		}
 	}
 	if len(r.NonResourceURLs) > 0 {
 		if len(r.APIGroups) > 0 || len(r.Resources) > 0 || len(r.ResourceNames) > 0 {
-			c.soft(t, line, "rule %d: mixes nonResourceURLs with apiGroups/resources/resourceNames; write two rules", n)
+			c.soft(t, fmt.Sprintf("/rules/%d", i), "rule %d: mixes nonResourceURLs with apiGroups/resources/resourceNames; write two rules", n)
 		}
-		for _, u := range r.NonResourceURLs {
+		for j, u := range r.NonResourceURLs {
 			if msg := urlProblem(u, r.Verbs); msg != "" {
-				c.soft(t, line, "rule %d: nonResourceURL %q %s", n, u, msg)
+				c.soft(t, at("nonResourceURLs", j), "rule %d: nonResourceURL %q %s", n, u, msg)
 			}
 		}
 		return
 	}
 	if len(r.APIGroups) == 0 || len(r.Resources) == 0 {
-		c.soft(t, line, "rule %d: a resource rule needs apiGroups and resources (or use nonResourceURLs); as written it grants nothing", n)
+		c.soft(t, fmt.Sprintf("/rules/%d", i), "rule %d: a resource rule needs apiGroups and resources (or use nonResourceURLs); as written it grants nothing", n)
 	}
-	for _, g := range r.APIGroups {
-		if g == rbac.All {
+	for gi, g := range r.APIGroups {
+		if g == rbac.All || c.opts.ServedUnknown {
 			continue
 		}
-		for _, res := range r.Resources {
+		if c.groups[g] == nil && !slices.ContainsFunc(r.Resources, func(res string) bool { return res == rbac.All || strings.HasPrefix(res, "*/") }) {
+			c.groupNotServed(t, at("apiGroups", gi), n, g, r.Resources)
+			continue
+		}
+		for ri, res := range r.Resources {
 			if res == rbac.All || strings.HasPrefix(res, "*/") || c.served[Served{Group: g, Resource: res}] {
 				continue
 			}
@@ -302,11 +355,85 @@ func (c *checker) rule(t *Template, i, line int) {
 			// <plugin>/<plural>: SPEC.md's example form. (A plugin named
 			// like its plural writes <plural>/<subresource> the same way.)
 			if rest, ok := strings.CutPrefix(res, c.opts.Plugin+"/"); ok && c.served[Served{Group: g, Resource: rest}] {
-				hint = "; rules name <plural> as in the path, not <plugin>/<plural> (CONTRACT §6)"
+				hint = "; rules name <plural> as in the path, not <plugin>/<plural> (docs/plugins.md)"
+			} else if near := spec.Nearest(res, c.resources(g)); near != "" {
+				hint = fmt.Sprintf("; did you mean %q?", near)
 			}
-			c.soft(t, line, "rule %d: resource %q in group %q is not served by plugin %q%s", n, res, g, c.opts.Plugin, hint)
+			c.soft(t, at("resources", ri), "rule %d: resource %q in group %q is not served by plugin %q%s (it serves %s there)", n, res, g, c.opts.Plugin, hint, strings.Join(c.resources(g), ", "))
 		}
 	}
+}
+
+// groupNotServed reports a rule's group that none of the plugin's models
+// or routes is in, naming the groups it does serve and where each is
+// declared, so both ends of the mismatch are one jump away.
+func (c *checker) groupNotServed(t *Template, ptr string, n int, g string, resources []string) {
+	names := slices.Sorted(maps.Keys(c.groups))
+	hint := ""
+	if near := spec.Nearest(g, names); near != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	served := "none"
+	if len(names) > 0 {
+		served = strings.Join(names, ", ")
+	}
+	what := "resource"
+	if len(resources) > 1 {
+		what += "s"
+	}
+	quoted := make([]string, len(resources))
+	for i, r := range resources {
+		quoted[i] = strconv.Quote(r)
+	}
+	c.soft(t, ptr, "rule %d: %s %s in group %q is not served by plugin %q: it serves nothing in group %q%s; its groups are: %s",
+		n, what, strings.Join(quoted, ", "), g, c.opts.Plugin, g, hint, served)
+	is := &c.issues[len(c.issues)-1]
+	for _, name := range names {
+		if s := c.groups[name]; s.File != "" {
+			is.Notes = append(is.Notes, Issue{File: s.File, Line: s.Line, Pointer: s.Pointer, Message: fmt.Sprintf("group %q is declared here", name)})
+		}
+	}
+}
+
+// resources are the resources the plugin serves in group g, sorted.
+func (c *checker) resources(g string) []string {
+	var out []string
+	for s := range c.served {
+		if s.Group == g {
+			out = append(out, s.Resource)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// aggregation warns of aggregate-to-<role> labels naming a role that is
+// neither known nor a template of the plugin: the template's rules would
+// reach nobody through it (a misspelt anonymous made a public template
+// useless). Roles may come from other plugins, so this only warns; the
+// server warns again at start if the role does not exist then.
+func (c *checker) aggregation(t *Template) {
+	prefix := "rbac.authorization." + c.opts.Brand + "/aggregate-to-"
+	for _, k := range sortedKeys(t.Labels) {
+		role, ok := strings.CutPrefix(k, prefix)
+		if !ok || !validName(role) || c.known[role] || c.names[role] != nil {
+			continue
+		}
+		hint := ""
+		if near := spec.Nearest(role, c.roleNames()); near != "" {
+			hint = fmt.Sprintf("; did you mean %q?", near)
+		}
+		c.warn(t, key("labels", k), "label %s: role %q is neither built in nor a template of plugin %q%s", k, role, c.opts.Plugin, hint)
+	}
+}
+
+func (c *checker) roleNames() []string {
+	out := slices.Collect(maps.Keys(c.known))
+	for n := range c.names {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // urlProblem returns why a nonResourceURL can never match, or "". Under

@@ -13,10 +13,10 @@ var exampleOptions = Options{
 	Plugin: "example",
 	Brand:  "svc.run",
 	Served: []Served{
-		{"people.example.com", "persons"},
-		{"people.example.com", "persons/status"},
-		{"api.people.example.com", "persons/greeting"},
-		{"plugin.api.svc.run", "plugins/stats"},
+		{Group: "people.example.com", Resource: "persons"},
+		{Group: "people.example.com", Resource: "persons/status"},
+		{Group: "api.people.example.com", Resource: "persons/greeting"},
+		{Group: "plugin.api.svc.run", Resource: "plugins/stats"},
 	},
 	KnownRoles: []string{"anonymous", "authenticated", "super-role"},
 }
@@ -189,10 +189,10 @@ func TestCheckCorpus(t *testing.T) {
 		not    []string // none may appear
 	}{
 		{"plugin-links", Options{Plugin: "links", Served: []Served{
-			{"core.halo.run", "links"}, {"core.halo.run", "linkgroups"}, {"core.halo.run", "linkapplications"},
+			{Group: "core.halo.run", Resource: "links"}, {Group: "core.halo.run", Resource: "linkgroups"}, {Group: "core.halo.run", Resource: "linkapplications"},
 		}}, []string{
 			`template "role-template-link-view": name must start with "links-"`,
-			`rule 1: resource "links" in group "console.api.link.halo.run" is not served by plugin "links"`,
+			`rule 1: resources "links", "linkgroups", "linkapplications" in group "console.api.link.halo.run" is not served by plugin "links"`,
 		}, []string{
 			`resource "links" in group "core.halo.run"`,
 			`captcha`, // a POST <plural>/<name> URL is a real non-resource request
@@ -274,7 +274,7 @@ func TestSoftIssues(t *testing.T) {
 	soft := 0
 	for name, ts := range corpusTemplates(t) {
 		for _, is := range Check(ts, Options{Plugin: strings.TrimPrefix(name, "plugin-"), Brand: "halo.run"}) {
-			if !is.Soft {
+			if !is.Soft && !is.Warning {
 				t.Errorf("%s: hard issue in a real plugin: %s", name, is)
 			}
 			soft++

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/svcrun/svc/generator/spec"
 	"github.com/svcrun/svc/runtime/rbac"
 )
 
@@ -51,6 +52,24 @@ type Template struct {
 	// AnnotationErrors describes annotations of those two kinds whose
 	// value is not a JSON array of strings; Check reports them.
 	AnnotationErrors []string
+
+	// root is the document's YAML tree, which locates values by JSON
+	// pointer; nil for templates built in code.
+	root *yaml.Node
+}
+
+// lineOf is the line of the value at ptr (a JSON pointer into the
+// document), so a message points at the offending verb, not at its rule.
+// Without the YAML tree it falls back to the rule's or document's line.
+func (t *Template) lineOf(ptr string) int {
+	if t.root != nil {
+		return spec.NodeLine(t.root, ptr)
+	}
+	var i int
+	if _, err := fmt.Sscanf(ptr, "/rules/%d", &i); err == nil && i >= 0 && i < len(t.RuleLines) {
+		return t.RuleLines[i]
+	}
+	return t.Line
 }
 
 // SyntaxError is a file that is not valid YAML, or a Role document whose
@@ -155,6 +174,7 @@ func parseFile(file string, data []byte) ([]Template, error) {
 			return nil, &SyntaxError{File: file, Line: line, Err: fmt.Errorf("Role document: %w", err)}
 		}
 		t := newTemplate(file, root, &rd)
+		t.root = root
 		if line, err := t.decodeRules(&rd.Rules); err != nil {
 			return nil, &SyntaxError{File: file, Line: line, Err: fmt.Errorf("Role document: %w", err)}
 		}

@@ -279,7 +279,7 @@ func (c *checker) str(ptr string, s *openapi3.Schema) {
 	}
 	if s.Pattern != "" {
 		if _, err := regexp.Compile(goPattern(s.Pattern)); err != nil {
-			c.add(ptr, "pattern does not compile as a Go regexp: %v", err)
+			c.add(ptr+"/pattern", "pattern does not compile as a Go regexp: %v", err)
 		}
 	}
 	for i, v := range s.Enum {

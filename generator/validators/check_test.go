@@ -119,7 +119,7 @@ func TestCheck(t *testing.T) {
 `, []string{
 			"/components/schemas/S/properties/a: maxLength does not apply to type integer",
 			"/components/schemas/S/properties/b: minimum does not apply to type string",
-			"/components/schemas/S/properties/b: pattern does not compile as a Go regexp: error parsing regexp: missing closing ]: `[a`",
+			"/components/schemas/S/properties/b/pattern: pattern does not compile as a Go regexp: error parsing regexp: missing closing ]: `[a`",
 			"/components/schemas/S/properties/c/enum/1: enum values of a string must be strings",
 			"/components/schemas/S/properties/d: maxLength is below minLength",
 			"/components/schemas/S/properties/e: extension x-go-type is not supported",

@@ -469,3 +469,16 @@ func TestStartErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestIgnoreNotFound(t *testing.T) {
+	other := errors.New("disk full")
+	for _, c := range []struct{ in, want error }{
+		{nil, nil},
+		{fmt.Errorf("get ann: %w", store.ErrNotFound), nil},
+		{other, other},
+	} {
+		if got := controller.IgnoreNotFound(c.in); got != c.want {
+			t.Errorf("IgnoreNotFound(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/svcrun/svc/runtime/store"
 )
 
 // Request names the object to reconcile. It carries no event: reconcilers
@@ -65,3 +67,12 @@ func (e *terminalError) Is(target error) bool {
 }
 
 var _ Reconciler = Func(nil)
+
+// IgnoreNotFound returns nil for store.ErrNotFound and err otherwise: a
+// reconciler called for a deleted object has nothing left to do.
+func IgnoreNotFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}

@@ -319,6 +319,9 @@ func (in *instance) start(ctx context.Context) (err error) {
 			in.undo(context.WithoutCancel(ctx))
 		}
 	}()
+	if err := checkGenerated(in.p); err != nil {
+		return err
+	}
 	if err := startStep(ctx, in.p, h); err != nil {
 		return err
 	}
@@ -517,6 +520,7 @@ func (in *instance) loadExtensions(ctx context.Context) error {
 			in.written = append(in.written, d)
 		}
 	}
+	m.warnUnknownAggregates(ctx, in.p.Name(), docs)
 	return nil
 }
 

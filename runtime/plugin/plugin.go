@@ -41,6 +41,24 @@ type Documented interface {
 	OpenAPI(brand string) []byte
 }
 
+// Generated is a plugin type built on svcgen's generated Base: GeneratedFor
+// is the name its role templates and UI permissions were generated for
+// (svcgen -plugin). A plugin whose Name differs is refused at start.
+type Generated interface {
+	GeneratedFor() string
+}
+
+// checkGenerated refuses a plugin whose Name is not the one its generated
+// code was made for: its templates would be named for another plugin.
+func checkGenerated(p Plugin) error {
+	g, ok := p.(Generated)
+	if !ok || g.GeneratedFor() == p.Name() {
+		return nil
+	}
+	return fmt.Errorf("plugin %q runs code generated for plugin %q (svcgen -plugin %s), whose role templates and UI permissions carry that name: make Name() return %q or regenerate with -plugin %s",
+		p.Name(), g.GeneratedFor(), g.GeneratedFor(), g.GeneratedFor(), p.Name())
+}
+
 // Core marks a module of the service itself packaged as a plugin (the
 // content module): its models may live in the groups reserved for the
 // service. Another plugin is refused the empty group and warned of the

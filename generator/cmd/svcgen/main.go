@@ -64,7 +64,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.Plugin, "plugin", "", "plugin name that template names and ui-permissions carry (default: the package name)")
 	fs.StringVar(&cfg.Brand, "brand-domain", "svc.run", "brand domain whose groups are reserved")
 	fs.BoolVar(&cfg.Core, "core", false, "generate the service's own models (reserved groups allowed)")
-	fs.BoolVar(&cfg.Lenient, "lenient", false, "report role templates' soft issues as warnings, not errors: breaches of SPEC.md's conventions (name prefix, rules on resources the plugin does not serve, foreign dependencies and UI permissions) and parts that grant nothing (rules that never match, label keys as annotations); for templates ported from Halo")
+	fs.BoolVar(&cfg.Lenient, "lenient", false, "report role templates' soft issues as warnings, not errors: breaches of the plugin conventions of docs/plugins.md (name prefix, rules on resources the plugin does not serve, foreign dependencies and UI permissions) and parts that grant nothing (rules that never match, label keys as annotations); for templates ported from Halo")
+	fs.BoolVar(&cfg.Register, "register", false, "also generate a Plugin type (name, extension files, document) registered from init; the package then writes only its Start method")
 	cfg.Warn = func(msg string) { fmt.Fprintln(stderr, "svcgen: warning:", msg) }
 	check := fs.Bool("check", false, "write nothing; fail when the generated files are out of date")
 	if err := fs.Parse(args); err != nil {
