@@ -121,21 +121,25 @@ var reservedNames = []string{
 }
 
 // assignNames gives each model (sorted, distinct) the least qualified names
-// that clash with nothing: every model starts with its bare Kind, and the
+// that clash with nothing, compared as OperationIDKey compares (generators
+// fold case): every model starts with its bare Kind, and the
 // models involved in a clash move up one level until no clash is left. The
 // result depends only on the set of models, so it is deterministic.
 func assignNames(models []*model.Model) ([]modelNames, error) {
 	levels := make([]int, len(models))
 	for {
 		names := make([]modelNames, len(models))
-		owners := map[string][]int{}
+		owners := map[string][]int{}   // OperationIDKey -> models, -1 for reserved
+		spelled := map[string]string{} // OperationIDKey -> a name, for the error
 		for _, r := range reservedNames {
-			owners[r] = append(owners[r], -1)
+			owners[OperationIDKey(r)] = append(owners[OperationIDKey(r)], -1)
+			spelled[OperationIDKey(r)] = r
 		}
 		for i, m := range models {
 			names[i] = namesAt(m, levels[i])
 			for _, s := range names[i].all() {
-				owners[s] = append(owners[s], i)
+				owners[OperationIDKey(s)] = append(owners[OperationIDKey(s)], i)
+				spelled[OperationIDKey(s)] = s
 			}
 		}
 		bumped, stuck := false, ""
@@ -175,7 +179,7 @@ func assignNames(models []*model.Model) ([]modelNames, error) {
 					who = append(who, models[i].GVK().String())
 				}
 			}
-			return nil, fmt.Errorf("openapi: the name %q is claimed by %s even when fully qualified", stuck, strings.Join(who, " and "))
+			return nil, fmt.Errorf("openapi: the name %q is claimed by %s even when fully qualified", spelled[stuck], strings.Join(who, " and "))
 		}
 		return names, nil
 	}
