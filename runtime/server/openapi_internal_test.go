@@ -189,3 +189,26 @@ func TestOpenAPIDocQualifiedNamesAndAllComponentKinds(t *testing.T) {
 		t.Error("the generic PersonList was replaced")
 	}
 }
+
+// Two plugins that document one operation identically are merged without
+// a warning: the second copy is the same operation, not a clashing id.
+func TestOpenAPIDocSameOperationTwice(t *testing.T) {
+	shared := []byte(`{"openapi":"3.0.3","info":{"title":"shared","version":"1"},
+  "paths":{"/apis/api.shared.example.com/v1/ping":{"get":{"operationId":"getSharedPing","responses":{"200":{"description":"ok"}}}}}}`)
+	docs := map[string][]byte{"a": shared, "b": shared}
+	var logs bytes.Buffer
+	raw, err := openAPIDoc(model.NewRegistry(), func() map[string][]byte { return docs }, "svc.run", slog.New(slog.NewTextHandler(&logs, nil)))()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs.Len() > 0 {
+		t.Errorf("logged: %s", logs.String())
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if item := doc.Paths.Value("/apis/api.shared.example.com/v1/ping"); item == nil || item.Get.OperationID != "getSharedPing" {
+		t.Errorf("the shared operation is not served as getSharedPing: %+v", item)
+	}
+}

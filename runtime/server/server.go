@@ -373,7 +373,7 @@ func mergePlugin(have, base *openapi3.T, baseNames map[string]map[string]bool, r
 	if err != nil {
 		return nil, err
 	}
-	renamed := renameOperations(own, openapi.OperationIDs(have), plugin)
+	renamed := renameOperations(own, have, plugin)
 	if err = merge(withoutBase(base, own)); err == nil {
 		return renamed, nil
 	}
@@ -386,13 +386,16 @@ func mergePlugin(have, base *openapi3.T, baseNames map[string]map[string]bool, r
 	return nil, errors.Join(err, qerr)
 }
 
-// renameOperations gives each operation of own whose id is taken (by
-// OperationIDKey, as openapi.OperationIDs maps them) the plugin's name
+// renameOperations gives each operation of own whose id another
+// operation of have has (as OperationIDKey compares) the plugin's name
 // after the id's verb: getPersonGreeting of plugin "links-pro" becomes
 // getLinksProPersonGreeting. Generated clients name methods after ids, so
-// two alike would not compile. A new id that is taken as well is kept
-// as it was, for the merge to refuse. It says what it renamed.
-func renameOperations(own *openapi3.T, taken map[string]string, plugin string) []string {
+// two alike would not compile. The same operation documented again (same
+// method, path and id) is left to the merge, which takes it once if it is
+// identical; so is a new id that is taken as well. It says what it
+// renamed.
+func renameOperations(own, have *openapi3.T, plugin string) []string {
+	taken := openapi.OperationIDs(have)
 	var notes []string
 	for _, path := range slices.Sorted(maps.Keys(own.Paths.Map())) {
 		item := own.Paths.Value(path)
@@ -401,6 +404,9 @@ func renameOperations(own *openapi3.T, taken map[string]string, plugin string) [
 			op := ops[method]
 			prev, clash := taken[openapi.OperationIDKey(op.OperationID)]
 			if op.OperationID == "" || !clash {
+				continue
+			}
+			if h := have.Paths.Value(path); h != nil && h.GetOperation(method) != nil && h.GetOperation(method).OperationID == op.OperationID {
 				continue
 			}
 			id := qualifyID(op.OperationID, plugin)
