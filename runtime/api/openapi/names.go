@@ -35,7 +35,7 @@ var modelVerbs = []string{"list", "create", "deleteCollection", "get", "update",
 const (
 	levelKind         = iota // Person
 	levelGroup               // PersonPeopleExampleCom
-	levelGroupVersion        // Person_people_example_com_v1
+	levelGroupVersion        // PersonPeopleExampleComV1
 	maxLevel          = levelGroupVersion
 )
 
@@ -48,23 +48,22 @@ type modelNames struct {
 	qualif int
 }
 
-// ident returns the identifier of m at a qualification level. Level 2 is
-// injective over distinct group/version/kind triples whose kinds hold no
-// underscore: group names are DNS names (no '_') and versions are
-// alphanumeric, so the underscores mark the boundaries, and the empty group
-// shows as an empty segment.
+// ident returns the identifier of m at a qualification level, in
+// PascalCase so that the operation ids built on it stay lowerCamel. Names
+// alike even at level 2 (Kind "Ab" in group "c.d" and Kind "AbC" in "d")
+// are reported by assignNames rather than served.
 func ident(m *model.Model, level int) string {
+	g := "Core"
+	if m.Group != "" {
+		g = Pascal(m.Group)
+	}
 	switch level {
 	case levelKind:
 		return m.Kind
 	case levelGroup:
-		g := "Core"
-		if m.Group != "" {
-			g = Pascal(m.Group)
-		}
 		return m.Kind + g
 	default:
-		return m.Kind + "_" + strings.ReplaceAll(m.Group, ".", "_") + "_" + m.Version
+		return m.Kind + g + Pascal(m.Version)
 	}
 }
 

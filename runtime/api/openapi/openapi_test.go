@@ -374,8 +374,8 @@ func TestKindClashAcrossGroups(t *testing.T) {
 	doc := build(t, models, Options{})
 	ids := map[string]string{
 		"/apis/people.example.com/v1/people":     "listPersonPeopleExampleCom",
-		"/apis/crm.example.com/v1/people":        "listPerson_crm_example_com_v1",
-		"/apis/crm.example.com/v2/people":        "listPerson_crm_example_com_v2",
+		"/apis/crm.example.com/v1/people":        "listPersonCrmExampleComV1",
+		"/apis/crm.example.com/v2/people":        "listPersonCrmExampleComV2",
 		"/apis/lists.example.com/v1/personlists": "listPersonList",
 		"/apis/odd.example.com/v1/problems":      "listProblemOddExampleCom",
 		"/api/v1alpha1/plugins":                  "listPlugin",
@@ -388,7 +388,7 @@ func TestKindClashAcrossGroups(t *testing.T) {
 	if got := op(t, doc, "GET", "/apis/crm.example.com/v2/people").Tags; !slices.Equal(got, []string{"Person (crm.example.com/v2)"}) {
 		t.Errorf("tags = %v", got)
 	}
-	if _, ok := doc.Components.Schemas["Person_crm_example_com_v2List"]; !ok {
+	if _, ok := doc.Components.Schemas["PersonCrmExampleComV2List"]; !ok {
 		t.Errorf("no list schema for crm v2: %v", sortedKeys(doc.Components.Schemas))
 	}
 	if doc.Components.Schemas["Problem"].Value.Properties["errors"] == nil {
