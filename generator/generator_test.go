@@ -348,3 +348,23 @@ func TestWarnsOfBadPluginName(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusesOperationIDsAlikeButForCase: a custom operation whose id is a
+// generated one's in another case would give generated clients one method
+// name twice, so the plugin's document is refused, naming both.
+func TestRefusesOperationIDsAlikeButForCase(t *testing.T) {
+	root := repoRoot(t)
+	schema, err := os.ReadFile(filepath.Join(root, "example-plugin/api/openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bad := strings.Replace(string(schema), "operationId: getPersonGreeting", "operationId: GetPerson", 1)
+	if err := os.WriteFile(filepath.Join(dir, "openapi.yaml"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = generator.Generate(generator.Config{Schema: filepath.Join(dir, "openapi.yaml"), Out: dir, Package: "p"})
+	if err == nil || !strings.Contains(err.Error(), `("GetPerson")`) || !strings.Contains(err.Error(), `("getPerson")`) {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -43,20 +43,20 @@ func (Plugin) OpenAPI(brand string) []byte {
 		"info":    map[string]any{"title": "content module: user centre", "version": Version},
 		"paths": map[string]any{
 			base: map[string]any{
-				"get": op("ucListMyPosts", "List the caller's posts (page, size, sort, labelSelector, fieldSelector as in every list).", nil, false,
+				"get": op("listMyPosts", "List the caller's posts (page, size, sort, labelSelector, fieldSelector as in every list).", nil, false,
 					with(map[string]any{"200": map[string]any{"description": "A ListResult of the caller's posts.", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}}}, "400", "401", "403")),
-				"post": op("ucCreateMyPost", "Create a draft owned by the caller.", nil, true, with(map[string]any{"201": obj("The stored post.")}, "400", "401", "403", "409")),
+				"post": op("createMyPost", "Create a draft owned by the caller.", nil, true, with(map[string]any{"201": obj("The stored post.")}, "400", "401", "403", "409")),
 			},
 			base + "/{name}": map[string]any{
-				"get":    op("ucGetMyPost", "One of the caller's posts.", name, false, with(map[string]any{"200": obj("The post.")}, "401", "403", "404")),
-				"put":    op("ucUpdateMyPost", "Update one of the caller's posts; owner and publish state are kept.", name, true, with(map[string]any{"200": obj("The stored post.")}, "400", "401", "403", "404", "409")),
-				"delete": op("ucDeleteMyPost", "Delete one of the caller's posts.", name, false, with(map[string]any{"200": obj("The post marked deleted.")}, "401", "403", "404")),
+				"get":    op("getMyPost", "One of the caller's posts.", name, false, with(map[string]any{"200": obj("The post.")}, "401", "403", "404")),
+				"put":    op("updateMyPost", "Update one of the caller's posts; owner and publish state are kept.", name, true, with(map[string]any{"200": obj("The stored post.")}, "400", "401", "403", "404", "409")),
+				"delete": op("deleteMyPost", "Delete one of the caller's posts.", name, false, with(map[string]any{"200": obj("The post marked deleted.")}, "401", "403", "404")),
 			},
 			base + "/{name}/publish": map[string]any{
-				"put": op("ucPublishMyPost", "Publish one of the caller's posts (post-author).", name, false, with(map[string]any{"200": obj("The published post.")}, "401", "403", "404", "409")),
+				"put": op("publishMyPost", "Publish one of the caller's posts (post-author).", name, false, with(map[string]any{"200": obj("The published post.")}, "401", "403", "404", "409")),
 			},
 			base + "/{name}/unpublish": map[string]any{
-				"put": op("ucUnpublishMyPost", "Take one of the caller's posts back to draft (post-author).", name, false, with(map[string]any{"200": obj("The post, a draft again.")}, "401", "403", "404", "409")),
+				"put": op("unpublishMyPost", "Take one of the caller's posts back to draft (post-author).", name, false, with(map[string]any{"200": obj("The post, a draft again.")}, "401", "403", "404", "409")),
 			},
 		},
 		"components": map[string]any{"schemas": map[string]any{

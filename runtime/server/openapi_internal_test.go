@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -92,24 +91,42 @@ func TestOpenAPIDocQualifiesClashingPluginComponents(t *testing.T) {
 		t.Errorf("served document is invalid: %v", err)
 	}
 
-	// A plugin that clashes even when qualified (the same operation id)
+	// A plugin whose operation id another has, in any case, is served
+	// with the id renamed after it, and a warning names both operations.
+	docs["links-c"] = bytes.ReplaceAll(pluginDoc("c.example.com", "src"), []byte("resolve_src"), []byte("resolveURL"))
+	// A plugin that clashes even when qualified (a path another serves)
 	// is left out alone, with a warning.
-	docs["links-c"] = bytes.ReplaceAll(pluginDoc("c.example.com", "src"), []byte("resolve_src"), []byte("resolve_url"))
+	docs["links-d"] = bytes.ReplaceAll(pluginDoc("b.example.com", "alt"), []byte("{name}"), []byte("{id}"))
 	raw, err = build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var served struct{ Paths map[string]json.RawMessage }
-	if err := json.Unmarshal(raw, &served); err != nil {
-		t.Fatal(err)
+	doc, err = openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatalf("served document does not load: %v", err)
 	}
-	if _, ok := served.Paths["/apis/api.c.example.com/v1/links/{name}/resolve"]; ok {
+	if err := doc.Validate(t.Context()); err != nil {
+		t.Errorf("served document is invalid: %v", err)
+	}
+	c := doc.Paths.Value("/apis/api.c.example.com/v1/links/{name}/resolve")
+	if c == nil {
+		t.Fatalf("the plugin with a clashing operation id is left out: %s", logs.String())
+	}
+	if c.Get.OperationID != "resolveLinksCURL" {
+		t.Errorf("the clashing operation is served as %q, want resolveLinksCURL", c.Get.OperationID)
+	}
+	for _, want := range []string{`\"resolveURL\"`, "/apis/api.c.example.com/v1/links/{name}/resolve", `/apis/api.a.example.com/v1/links/{name}/resolve (\"resolve_url\")`, `\"resolveLinksCURL\"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the rename warning does not name %s: %s", want, logs.String())
+		}
+	}
+	if doc.Paths.Value("/apis/api.b.example.com/v1/links/{id}/resolve") != nil {
 		t.Error("the clashing plugin's path is served")
 	}
-	if _, ok := served.Paths["/apis/api.b.example.com/v1/links/{name}/resolve"]; !ok {
+	if doc.Paths.Value("/apis/api.b.example.com/v1/links/{name}/resolve") == nil {
 		t.Error("one clashing plugin hid another's paths")
 	}
-	if !strings.Contains(logs.String(), "links-c") {
+	if !strings.Contains(logs.String(), "links-d") {
 		t.Errorf("no warning names the plugin left out: %s", logs.String())
 	}
 }
@@ -170,5 +187,28 @@ func TestOpenAPIDocQualifiedNamesAndAllComponentKinds(t *testing.T) {
 	}
 	if p := doc.Components.Schemas["PersonList"]; p == nil || p.Value.Properties["y"] != nil {
 		t.Error("the generic PersonList was replaced")
+	}
+}
+
+// Two plugins that document one operation identically are merged without
+// a warning: the second copy is the same operation, not a clashing id.
+func TestOpenAPIDocSameOperationTwice(t *testing.T) {
+	shared := []byte(`{"openapi":"3.0.3","info":{"title":"shared","version":"1"},
+  "paths":{"/apis/api.shared.example.com/v1/ping":{"get":{"operationId":"getSharedPing","responses":{"200":{"description":"ok"}}}}}}`)
+	docs := map[string][]byte{"a": shared, "b": shared}
+	var logs bytes.Buffer
+	raw, err := openAPIDoc(model.NewRegistry(), func() map[string][]byte { return docs }, "svc.run", slog.New(slog.NewTextHandler(&logs, nil)))()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs.Len() > 0 {
+		t.Errorf("logged: %s", logs.String())
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if item := doc.Paths.Value("/apis/api.shared.example.com/v1/ping"); item == nil || item.Get.OperationID != "getSharedPing" {
+		t.Errorf("the shared operation is not served as getSharedPing: %+v", item)
 	}
 }

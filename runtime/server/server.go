@@ -345,7 +345,11 @@ func openAPIDoc(reg *model.Registry, docs func() map[string][]byte, brand string
 			return err
 		}
 		for _, name := range slices.Sorted(maps.Keys(docs)) {
-			if err := mergePlugin(base, baseNames, docs[name], brand, name, merge); err != nil {
+			renamed, err := mergePlugin(doc, base, baseNames, docs[name], brand, name, merge)
+			for _, r := range renamed {
+				log.Warn("OpenAPI operation id renamed", "plugin", name, "detail", r)
+			}
+			if err != nil {
 				log.Warn("OpenAPI document left out", "plugin", name, "err", err)
 			}
 		}
@@ -359,24 +363,78 @@ func openAPIDoc(reg *model.Registry, docs func() map[string][]byte, brand string
 }
 
 // mergePlugin merges the custom paths of a plugin's document (raw) with
-// merge. A plugin whose components clash with another's is merged again
-// with them qualified by its name; one that still clashes is left out
-// alone, with the error.
-func mergePlugin(base *openapi3.T, baseNames map[string]map[string]bool, raw []byte, brand, plugin string, merge func(*openapi3.T) error) error {
+// merge. An operation id that the document merged so far (have) already
+// has, case and punctuation aside, is renamed after the plugin, and the
+// renames are returned for a warning. A plugin whose components clash
+// with another's is merged again with them qualified by its name; one
+// that still clashes is left out alone, with the error.
+func mergePlugin(have, base *openapi3.T, baseNames map[string]map[string]bool, raw []byte, brand, plugin string, merge func(*openapi3.T) error) ([]string, error) {
 	own, err := customPaths(base, raw, brand)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	renamed := renameOperations(own, have, plugin)
 	if err = merge(withoutBase(base, own)); err == nil {
-		return nil
+		return renamed, nil
 	}
 	q, qerr := qualified(own, baseNames, plugin)
 	if qerr == nil {
 		if qerr = merge(withoutBase(base, q)); qerr == nil {
-			return nil
+			return renamed, nil
 		}
 	}
-	return errors.Join(err, qerr)
+	return nil, errors.Join(err, qerr)
+}
+
+// renameOperations gives each operation of own whose id another
+// operation of have has (as OperationIDKey compares) the plugin's name
+// after the id's verb: getPersonGreeting of plugin "links-pro" becomes
+// getLinksProPersonGreeting. Generated clients name methods after ids, so
+// two alike would not compile. The same operation documented again (same
+// method, path and id) is left to the merge, which takes it once if it is
+// identical; so is a new id that is taken as well. It says what it
+// renamed.
+func renameOperations(own, have *openapi3.T, plugin string) []string {
+	taken := openapi.OperationIDs(have)
+	var notes []string
+	for _, path := range slices.Sorted(maps.Keys(own.Paths.Map())) {
+		item := own.Paths.Value(path)
+		ops := item.Operations()
+		for _, method := range slices.Sorted(maps.Keys(ops)) {
+			op := ops[method]
+			prev, clash := taken[openapi.OperationIDKey(op.OperationID)]
+			if op.OperationID == "" || !clash {
+				continue
+			}
+			if h := have.Paths.Value(path); h != nil && h.GetOperation(method) != nil && h.GetOperation(method).OperationID == op.OperationID {
+				continue
+			}
+			id := qualifyID(op.OperationID, plugin)
+			if _, ok := taken[openapi.OperationIDKey(id)]; ok {
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("operation id %q of %s %s is taken by %s; served as %q", op.OperationID, method, path, prev, id))
+			o := *op
+			o.OperationID = id
+			item.SetOperation(method, &o)
+			taken[openapi.OperationIDKey(id)] = fmt.Sprintf("%s %s (%q)", method, path, id)
+		}
+	}
+	return notes
+}
+
+// qualifyID puts the plugin's name after the leading lowercase verb of
+// id, or before an id without one, lowerCamel still.
+func qualifyID(id, plugin string) string {
+	i := strings.IndexFunc(id, func(r rune) bool { return r < 'a' || r > 'z' })
+	if i < 0 {
+		i = len(id)
+	}
+	name := openapi.Pascal(plugin)
+	if i == 0 && name != "" {
+		name = strings.ToLower(name[:1]) + name[1:]
+	}
+	return id[:i] + name + id[i:]
 }
 
 // customPaths is the part of a plugin's document that the generic

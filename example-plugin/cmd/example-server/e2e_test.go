@@ -88,8 +88,14 @@ func freeAddr(t *testing.T) string {
 // run starts the binary on dir and waits until /readyz answers 200.
 func run(t *testing.T, dir string, env ...string) *server {
 	t.Helper()
+	return runArgs(t, dir, nil, env...)
+}
+
+// runArgs is run with more command-line flags.
+func runArgs(t *testing.T, dir string, args []string, env ...string) *server {
+	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(binary, "--addr", addr, "--data-dir", dir)
+	cmd := exec.Command(binary, append([]string{"--addr", addr, "--data-dir", dir}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	out := &bytes.Buffer{}
 	stdout := &syncBuffer{}

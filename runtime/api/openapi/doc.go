@@ -10,6 +10,11 @@
 // and custom APIs) without letting one silently overwrite another. JSON
 // renders a document deterministically.
 //
+// Operation ids are lowerCamel, verb first (listPerson, createConsoleUser;
+// docs/api.md), and no two are alike once case and punctuation are
+// dropped (OperationIDKey): client generators such as oapi-codegen name
+// methods that way, and a clash would not compile.
+//
 // A *model.Model carries no field schema, so an object's spec and status
 // are free-form unless the caller supplies the real schema through
 // Options.Schemas (the generator will). This package serves nothing and

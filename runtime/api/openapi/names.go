@@ -35,7 +35,7 @@ var modelVerbs = []string{"list", "create", "deleteCollection", "get", "update",
 const (
 	levelKind         = iota // Person
 	levelGroup               // PersonPeopleExampleCom
-	levelGroupVersion        // Person_people_example_com_v1
+	levelGroupVersion        // PersonPeopleExampleComV1
 	maxLevel          = levelGroupVersion
 )
 
@@ -48,23 +48,22 @@ type modelNames struct {
 	qualif int
 }
 
-// ident returns the identifier of m at a qualification level. Level 2 is
-// injective over distinct group/version/kind triples whose kinds hold no
-// underscore: group names are DNS names (no '_') and versions are
-// alphanumeric, so the underscores mark the boundaries, and the empty group
-// shows as an empty segment.
+// ident returns the identifier of m at a qualification level, in
+// PascalCase so that the operation ids built on it stay lowerCamel. Names
+// alike even at level 2 (Kind "Ab" in group "c.d" and Kind "AbC" in "d")
+// are reported by assignNames rather than served.
 func ident(m *model.Model, level int) string {
+	g := "Core"
+	if m.Group != "" {
+		g = Pascal(m.Group)
+	}
 	switch level {
 	case levelKind:
 		return m.Kind
 	case levelGroup:
-		g := "Core"
-		if m.Group != "" {
-			g = Pascal(m.Group)
-		}
 		return m.Kind + g
 	default:
-		return m.Kind + "_" + strings.ReplaceAll(m.Group, ".", "_") + "_" + m.Version
+		return m.Kind + g + Pascal(m.Version)
 	}
 }
 
@@ -121,21 +120,25 @@ var reservedNames = []string{
 }
 
 // assignNames gives each model (sorted, distinct) the least qualified names
-// that clash with nothing: every model starts with its bare Kind, and the
+// that clash with nothing, compared as OperationIDKey compares (generators
+// fold case): every model starts with its bare Kind, and the
 // models involved in a clash move up one level until no clash is left. The
 // result depends only on the set of models, so it is deterministic.
 func assignNames(models []*model.Model) ([]modelNames, error) {
 	levels := make([]int, len(models))
 	for {
 		names := make([]modelNames, len(models))
-		owners := map[string][]int{}
+		owners := map[string][]int{}   // OperationIDKey -> models, -1 for reserved
+		spelled := map[string]string{} // OperationIDKey -> a name, for the error
 		for _, r := range reservedNames {
-			owners[r] = append(owners[r], -1)
+			owners[OperationIDKey(r)] = append(owners[OperationIDKey(r)], -1)
+			spelled[OperationIDKey(r)] = r
 		}
 		for i, m := range models {
 			names[i] = namesAt(m, levels[i])
 			for _, s := range names[i].all() {
-				owners[s] = append(owners[s], i)
+				owners[OperationIDKey(s)] = append(owners[OperationIDKey(s)], i)
+				spelled[OperationIDKey(s)] = s
 			}
 		}
 		bumped, stuck := false, ""
@@ -175,7 +178,7 @@ func assignNames(models []*model.Model) ([]modelNames, error) {
 					who = append(who, models[i].GVK().String())
 				}
 			}
-			return nil, fmt.Errorf("openapi: the name %q is claimed by %s even when fully qualified", stuck, strings.Join(who, " and "))
+			return nil, fmt.Errorf("openapi: the name %q is claimed by %s even when fully qualified", spelled[stuck], strings.Join(who, " and "))
 		}
 		return names, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/svcrun/svc/runtime/model"
@@ -607,8 +608,10 @@ func fieldSelector(m *model.Model) *openapi3.Parameter {
 	return p
 }
 
-// checkOperationIDs reports an operation id used twice, naming both
-// operations.
+// checkOperationIDs reports two operations whose ids are the same as
+// OperationIDKey sees them, naming both: client generators would give
+// them one name (oapi-codegen makes CreateUser of createUser and
+// CreateUser alike).
 func checkOperationIDs(doc *openapi3.T) error {
 	seen := map[string]string{}
 	for _, path := range sortedKeys(doc.Paths.Map()) {
@@ -618,14 +621,45 @@ func checkOperationIDs(doc *openapi3.T) error {
 			if id == "" {
 				continue
 			}
-			where := method + " " + path
-			if prev, ok := seen[id]; ok {
-				return fmt.Errorf("openapi: operation id %q is used by both %s and %s", id, prev, where)
+			where := fmt.Sprintf("%s %s (%q)", method, path, id)
+			if prev, ok := seen[OperationIDKey(id)]; ok {
+				return fmt.Errorf("openapi: operations %s and %s have one operation id to client generators, which ignore case and punctuation", prev, where)
 			}
-			seen[id] = where
+			seen[OperationIDKey(id)] = where
 		}
 	}
 	return nil
+}
+
+// OperationIDKey is what a client generator keeps of an operation id when
+// it names a method: its letters and digits, case folded. Two ids with the
+// same key would give one name twice.
+func OperationIDKey(id string) string {
+	var b strings.Builder
+	for _, r := range id {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// OperationIDs maps the OperationIDKey of every operation id of doc to
+// where it is used ("GET /path (\"id\")").
+func OperationIDs(doc *openapi3.T) map[string]string {
+	out := map[string]string{}
+	if doc.Paths == nil {
+		return out
+	}
+	for _, path := range sortedKeys(doc.Paths.Map()) {
+		ops := doc.Paths.Value(path).Operations()
+		for _, method := range sortedKeys(ops) {
+			if id := ops[method].OperationID; id != "" {
+				out[OperationIDKey(id)] = fmt.Sprintf("%s %s (%q)", method, path, id)
+			}
+		}
+	}
+	return out
 }
 
 func sortedKeys[M ~map[string]V, V any](m M) []string {

@@ -374,8 +374,8 @@ func TestKindClashAcrossGroups(t *testing.T) {
 	doc := build(t, models, Options{})
 	ids := map[string]string{
 		"/apis/people.example.com/v1/people":     "listPersonPeopleExampleCom",
-		"/apis/crm.example.com/v1/people":        "listPerson_crm_example_com_v1",
-		"/apis/crm.example.com/v2/people":        "listPerson_crm_example_com_v2",
+		"/apis/crm.example.com/v1/people":        "listPersonCrmExampleComV1",
+		"/apis/crm.example.com/v2/people":        "listPersonCrmExampleComV2",
 		"/apis/lists.example.com/v1/personlists": "listPersonList",
 		"/apis/odd.example.com/v1/problems":      "listProblemOddExampleCom",
 		"/api/v1alpha1/plugins":                  "listPlugin",
@@ -388,7 +388,7 @@ func TestKindClashAcrossGroups(t *testing.T) {
 	if got := op(t, doc, "GET", "/apis/crm.example.com/v2/people").Tags; !slices.Equal(got, []string{"Person (crm.example.com/v2)"}) {
 		t.Errorf("tags = %v", got)
 	}
-	if _, ok := doc.Components.Schemas["Person_crm_example_com_v2List"]; !ok {
+	if _, ok := doc.Components.Schemas["PersonCrmExampleComV2List"]; !ok {
 		t.Errorf("no list schema for crm v2: %v", sortedKeys(doc.Components.Schemas))
 	}
 	if doc.Components.Schemas["Problem"].Value.Properties["errors"] == nil {
@@ -539,6 +539,10 @@ func TestMergeClashes(t *testing.T) {
 		{"operation id", func(d *openapi3.T) {
 			d.Paths.Value("/apis/api.greet.example.com/v1/hello").Get.OperationID = "listPerson"
 		}, `"listPerson"`},
+		// Generators fold case and drop punctuation: both would be ListPerson.
+		{"operation id in another case", func(d *openapi3.T) {
+			d.Paths.Value("/apis/api.greet.example.com/v1/hello").Get.OperationID = "List_person"
+		}, `GET /apis/api.greet.example.com/v1/hello ("List_person") and GET /apis/people.example.com/v1/people ("listPerson")`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -560,6 +564,28 @@ func TestMergeClashes(t *testing.T) {
 	_, err := Build(testModels(), Options{Extra: []*openapi3.T{a, b}})
 	if err == nil || !strings.Contains(err.Error(), "extra document 1") || !strings.Contains(err.Error(), "Greeting") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// Kinds that differ only in case get qualified names, as Kinds that are
+// equal do: oapi-codegen would name listURL and listUrl both ListURL.
+func TestOperationIDsFoldCase(t *testing.T) {
+	doc := build(t, []*model.Model{
+		{Group: "a.example.com", Version: "v1", Kind: "URL", Plural: "urls"},
+		{Group: "b.example.com", Version: "v1", Kind: "Url", Plural: "urlz"},
+	}, Options{})
+	ids := map[string]string{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			key := OperationIDKey(op.OperationID)
+			if prev, ok := ids[key]; ok {
+				t.Errorf("%s %s has id %q, the same as %s", method, path, op.OperationID, prev)
+			}
+			ids[key] = op.OperationID
+		}
+	}
+	if doc.Paths.Value("/apis/a.example.com/v1/urls").Get.OperationID != "listURLAExampleCom" {
+		t.Errorf("list URL: %q", doc.Paths.Value("/apis/a.example.com/v1/urls").Get.OperationID)
 	}
 }
 
