@@ -579,3 +579,11 @@ func cloneRules(rules []PolicyRule) []PolicyRule {
 	}
 	return out
 }
+
+// Flows returns where role's grants come from and go to, read as the
+// resolver reads them: the roles it depends on, and those it aggregates
+// into. Access control uses it to find the roles a write of role changes.
+func (r *Resolver) Flows(role Role) (deps, aggregateTo []string) {
+	st := r.stateOf(role)
+	return st.deps, st.aggregateTo
+}
