@@ -1,7 +1,16 @@
 package main_test
 
 import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/svcrun/svc/generated/core"
+	"github.com/svcrun/svc/runtime/store"
 )
 
 // TestRoleManagerCannotOpenRBACToEveryone reproduces issue #30's report: a
@@ -35,5 +44,96 @@ func TestRoleManagerCannotOpenRBACToEveryone(t *testing.T) {
 	anon := `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"by-anyone"},"rules":[]}`
 	if st, body := s.do(req{method: "POST", path: "/api/v1alpha1/roles", body: anon}); st != 401 {
 		t.Fatalf("anonymous creates a role = %d %v, want 401", st, body)
+	}
+}
+
+// adminReset runs `example-server admin reset` with args and the given
+// environment (SVC_ADMIN_PASSWORD is never inherited), returning its
+// output and error.
+func adminReset(t *testing.T, env []string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"admin", "reset"}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SVC_ADMIN_PASSWORD=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestLastSuperAdministratorAndAdminReset: the server refuses to lose its
+// last super administrator; a store locked out anyway (here by an offline
+// edit) is recovered with `admin reset`, which refuses to run beside a
+// server.
+func TestLastSuperAdministratorAndAdminReset(t *testing.T) {
+	dir := t.TempDir()
+	s := run(t, dir, "SVC_ADMIN_PASSWORD="+adminPW)
+	const binding = "/api/v1alpha1/rolebindings/admin-super-role-binding"
+	st, body := s.do(admin(req{method: "DELETE", path: binding}))
+	if st != 409 || !strings.Contains(body["detail"].(string), "super-role") {
+		t.Fatalf("deleting the last super administrator's binding = %d %v, want 409 naming super-role", st, body)
+	}
+	if st, body := s.do(admin(req{method: "PATCH", path: "/api/v1alpha1/users/admin", body: `{"spec":{"disabled":true}}`, ct: "application/merge-patch+json"})); st != 409 {
+		t.Fatalf("disabling the last super administrator = %d %v, want 409", st, body)
+	}
+	if out, err := adminReset(t, []string{"SVC_ADMIN_PASSWORD=x-new-password"}, "--data-dir", dir); err == nil || !strings.Contains(out, "stop it first") {
+		t.Fatalf("admin reset beside a running server = %v %q, want a refusal", err, out)
+	}
+	s.stop()
+
+	// Locked out: the binding deleted behind the server's back.
+	ctx := context.Background()
+	db, err := store.Open(store.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm := core.RoleBindingModel()
+	if err := db.Register(ctx, bm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Delete(ctx, bm, "admin-super-role-binding"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = run(t, dir)
+	if st, _ := s.do(admin(req{method: "GET", path: "/api/v1alpha1/users"})); st != 403 {
+		t.Fatalf("admin of a locked-out store lists users = %d, want 403", st)
+	}
+	s.stop()
+
+	if out, err := adminReset(t, nil, "--data-dir", filepath.Join(dir, "typo")); err == nil {
+		t.Fatalf("admin reset of a directory that does not exist = %q, want an error", out)
+	}
+	const newPW = "e2e-recovered-password"
+	out, err := adminReset(t, []string{"SVC_ADMIN_PASSWORD=" + newPW}, "--data-dir", dir)
+	if err != nil || strings.Contains(out, newPW) {
+		t.Fatalf("admin reset = %v %q", err, out)
+	}
+	// A second, generated one, for a user that did not exist.
+	out, err = adminReset(t, nil, "--data-dir", dir, "--user", "rescue")
+	if err != nil {
+		t.Fatalf("admin reset --user rescue = %v %q", err, out)
+	}
+	m := regexp.MustCompile(`with password (\S+) \(shown once`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("admin reset printed no password: %q", out)
+	}
+
+	s = run(t, dir)
+	for _, who := range []req{{user: "admin", pw: newPW}, {user: "rescue", pw: m[1]}} {
+		r := req{method: "POST", path: persons, body: person("by-"+who.user, "P", ""), user: who.user, pw: who.pw}
+		if st, body := s.do(r); st != 201 {
+			t.Errorf("%s creates a person after the reset = %d %v, want 201", who.user, st, body)
+		}
+		if st, body := s.do(req{method: "DELETE", path: "/api/v1alpha1/roles/nothing", user: who.user, pw: who.pw}); st != 404 {
+			t.Errorf("%s deletes a role that does not exist = %d %v, want 404 (a super administrator)", who.user, st, body)
+		}
+	}
+	if st, _ := s.do(admin(req{method: "GET", path: "/api/v1alpha1/users"})); st != 401 {
+		t.Errorf("the old admin password after the reset = %d, want 401", st)
 	}
 }
