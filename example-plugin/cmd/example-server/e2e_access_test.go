@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,5 +136,24 @@ func TestLastSuperAdministratorAndAdminReset(t *testing.T) {
 	}
 	if st, _ := s.do(admin(req{method: "GET", path: "/api/v1alpha1/users"})); st != 401 {
 		t.Errorf("the old admin password after the reset = %d, want 401", st)
+	}
+}
+
+// TestPluginObjectsAreTheServers: a Plugin object for a plugin the binary
+// lacks is refused, naming the ones it has; a client cannot set the
+// status of a Plugin object.
+func TestPluginObjectsAreTheServers(t *testing.T) {
+	s := run(t, t.TempDir(), "SVC_ADMIN_PASSWORD="+adminPW)
+	ghost := `{"apiVersion":"v1alpha1","kind":"Plugin","metadata":{"name":"ghost"},"spec":{"enabled":true},"status":{"phase":"STARTED"}}`
+	st, body := s.do(admin(req{method: "POST", path: "/api/v1alpha1/plugins", body: ghost}))
+	if st != 400 || !strings.Contains(body["detail"].(string), "ghost") || !strings.Contains(fmt.Sprint(body["errors"]), "example") {
+		t.Fatalf("create a Plugin the binary lacks = %d %v, want 400 naming example", st, body)
+	}
+	if st, body := s.do(admin(req{method: "PATCH", path: "/api/v1alpha1/plugins/example", body: `{"status":{"phase":"FAILED","message":"x"}}`, ct: "application/merge-patch+json"})); st != 200 || body["status"].(map[string]any)["phase"] != "STARTED" {
+		t.Fatalf("patch of the status = %d %v, want 200 with the server's STARTED", st, body)
+	}
+	put := `{"apiVersion":"v1alpha1","kind":"Plugin","metadata":{"name":"example","version":1},"spec":{"enabled":true},"status":{"phase":"FAILED"}}`
+	if st, body := s.do(admin(req{method: "PUT", path: "/api/v1alpha1/plugins/example/status", body: put})); st != 403 {
+		t.Fatalf("write of the status subresource = %d %v, want 403", st, body)
 	}
 }
