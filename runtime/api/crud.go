@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api/problem"
@@ -170,13 +171,15 @@ func (a *modelAPI) protected(name string) error {
 	return problem.New(http.StatusForbidden, "%s %s is built in: it cannot be changed or deleted", a.m.Kind, name)
 }
 
-// lock takes the model's write lock, if any, and returns its release.
+// lock takes the model's write lock, if any, and returns its release,
+// which may be called more than once.
 func (a *modelAPI) lock() func() {
 	if a.m.WriteLock == nil {
 		return func() {}
 	}
 	a.m.WriteLock.Lock()
-	return a.m.WriteLock.Unlock
+	var once sync.Once
+	return func() { once.Do(a.m.WriteLock.Unlock) }
 }
 
 // admitDelete runs the model's delete admission hook on the stored
@@ -400,7 +403,8 @@ func (a *modelAPI) parseQuery(params url.Values) (query.Query, error) {
 }
 
 func (a *modelAPI) deleteCollection(c *gin.Context) error {
-	defer a.lock()()
+	unlock := a.lock()
+	defer unlock()
 	q, err := a.parseQuery(c.Request.URL.Query())
 	if err != nil {
 		return err
@@ -430,6 +434,7 @@ func (a *modelAPI) deleteCollection(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	unlock() // a slow reader of a long answer holds no lock
 	a.writeList(c, query.NewListResult(1, 0, int64(len(recs)), recs))
 	return nil
 }
