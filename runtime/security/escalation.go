@@ -56,7 +56,9 @@ func intersectBound(bound, roles []string) []string {
 // privilege escalation, as Kubernetes' RBAC does: a caller may create or
 // change a Role only if it already holds every rule the role (with its
 // dependencies and the roles aggregated into it) would grant, and a RoleBinding only if it holds every rule of
-// the role it binds. Writes from inside the server are not checked.
+// the role it binds. A role write that changes what other roles grant is
+// also an edit of each of them (mayReach). Writes from inside the server
+// are not checked.
 func GuardRoles(roles, bindings *model.Model, rc *core.RoleClient, g *Guard, brand string) {
 	depsKey := "rbac.authorization." + brand + "/dependencies"
 	// granted is what holding role name grants: its stored rules and its
