@@ -79,6 +79,9 @@ func TestLastSuperAdministratorAndAdminReset(t *testing.T) {
 	if st, body := s.do(admin(req{method: "PATCH", path: "/api/v1alpha1/users/admin", body: `{"spec":{"disabled":true}}`, ct: "application/merge-patch+json"})); st != 409 {
 		t.Fatalf("disabling the last super administrator = %d %v, want 409", st, body)
 	}
+	if st, body := s.do(admin(req{method: "POST", path: persons, body: person("kept", "Kept", "")})); st != 201 {
+		t.Fatalf("create a person = %d %v", st, body)
+	}
 	if out, err := adminReset(t, []string{"SVC_ADMIN_PASSWORD=x-new-password"}, "--data-dir", dir); err == nil || !strings.Contains(out, "stop it first") {
 		t.Fatalf("admin reset beside a running server = %v %q, want a refusal", err, out)
 	}
@@ -136,6 +139,13 @@ func TestLastSuperAdministratorAndAdminReset(t *testing.T) {
 	}
 	if st, _ := s.do(admin(req{method: "GET", path: "/api/v1alpha1/users"})); st != 401 {
 		t.Errorf("the old admin password after the reset = %d, want 401", st)
+	}
+	// The reset touched only users and bindings: other data is all there.
+	if st, body := s.do(req{method: "GET", path: persons + "/kept", user: "admin", pw: newPW}); st != 200 || body["spec"].(map[string]any)["name"] != "Kept" {
+		t.Errorf("a person written before the reset = %d %v", st, body)
+	}
+	if st, body := s.do(req{method: "GET", path: "/api/v1alpha1/plugins/example", user: "admin", pw: newPW}); st != 200 || body["status"].(map[string]any)["phase"] != "STARTED" {
+		t.Errorf("the example plugin after the reset = %d %v", st, body)
 	}
 }
 
