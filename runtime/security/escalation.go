@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -82,7 +81,7 @@ func GuardRoles(roles, bindings *model.Model, rc *core.RoleClient, g *Guard, bra
 		if old != nil {
 			prev = old.(*core.Role)
 		}
-		if err := g.mayReach(ctx, id, rc, prev, r, builtin); err != nil {
+		if err := g.mayReach(id, prev, r, builtin); err != nil {
 			return err
 		}
 		// What holding the role would grant once written, roles aggregated
@@ -135,16 +134,12 @@ func GuardRoles(roles, bindings *model.Model, rc *core.RoleClient, g *Guard, bra
 // authenticated: everyone) only for a holder of super-role. A write that
 // leaves the role's grants and their flow as they were (display name,
 // other labels) is not an edit of any other role.
-func (g *Guard) mayReach(ctx context.Context, id authn.Identity, rc *core.RoleClient, old, r *core.Role, builtin func(string) bool) error {
+func (g *Guard) mayReach(id authn.Identity, old, r *core.Role, builtin func(string) bool) error {
 	if old != nil && sameGrants(g.Rules, old, r) {
 		return nil
 	}
-	reached, err := g.reached(ctx, rc, r)
-	if err != nil {
-		return err
-	}
 	var super *bool
-	for _, x := range reached {
+	for _, x := range g.Rules.Reached(authz.ToRole(r)) {
 		if builtin != nil && builtin(x) {
 			if super == nil {
 				s := rbac.RulesCover(g.heldRules(id), superRules)
@@ -177,47 +172,6 @@ func sameGrants(res *rbac.Resolver, a, b *core.Role) bool {
 	ad, aa := res.Flows(authz.ToRole(a))
 	bd, ba := res.Flows(authz.ToRole(b))
 	return slices.Equal(ad, bd) && slices.Equal(aa, ba) && reflect.DeepEqual(toPolicyRules(a.Rules), toPolicyRules(b.Rules))
-}
-
-// reached returns the sorted names of the roles, other than r, whose
-// grants take in r's once r is stored as given: the roles it aggregates
-// into and those depending on it, to a fixed point, whether they exist
-// yet or not (a role created later takes in what is there).
-func (g *Guard) reached(ctx context.Context, rc *core.RoleClient, r *core.Role) ([]string, error) {
-	all, err := rc.List(ctx, listAll(0))
-	if err != nil {
-		return nil, fmt.Errorf("security: list roles: %w", err)
-	}
-	// into[a] are the roles that take in a's grants.
-	into := map[string][]string{}
-	add := func(o *core.Role) {
-		deps, aggs := g.Rules.Flows(authz.ToRole(o))
-		for _, d := range deps {
-			into[d] = append(into[d], o.Metadata.Name)
-		}
-		into[o.Metadata.Name] = append(into[o.Metadata.Name], aggs...)
-	}
-	for _, o := range all.Items {
-		if o.Metadata.Name != r.Metadata.Name && o.Metadata.DeletionTimestamp == nil {
-			add(o)
-		}
-	}
-	add(r)
-	self := r.Metadata.Name
-	seen := map[string]bool{self: true}
-	queue := []string{self}
-	var out []string
-	for i := 0; i < len(queue); i++ {
-		for _, n := range into[queue[i]] {
-			if !seen[n] {
-				seen[n] = true
-				queue = append(queue, n)
-				out = append(out, n)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out, nil
 }
 
 // roleRules collects a role's stored rules and, transitively, its
