@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api/problem"
@@ -123,6 +124,7 @@ func (a *modelAPI) create(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	defer a.lock()() // after the body is read: a slow sender holds no lock
 	if err := a.admit(c, "", obj); err != nil {
 		return err
 	}
@@ -146,6 +148,7 @@ func (a *modelAPI) update(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	defer a.lock()()
 	if err := a.admit(c, c.Param("name"), obj); err != nil {
 		return err
 	}
@@ -166,6 +169,33 @@ func (a *modelAPI) protected(name string) error {
 		return nil
 	}
 	return problem.New(http.StatusForbidden, "%s %s is built in: it cannot be changed or deleted", a.m.Kind, name)
+}
+
+// lock takes the model's write lock, if any, and returns its release,
+// which may be called more than once.
+func (a *modelAPI) lock() func() {
+	if a.m.WriteLock == nil {
+		return func() {}
+	}
+	a.m.WriteLock.Lock()
+	var once sync.Once
+	return func() { once.Do(a.m.WriteLock.Unlock) }
+}
+
+// admitDelete runs the model's delete admission hook on the stored
+// records a delete is about to remove.
+func (a *modelAPI) admitDelete(c *gin.Context, recs []*store.Record) error {
+	if a.m.AdmitDelete == nil || len(recs) == 0 {
+		return nil
+	}
+	olds := make([]object.Object, len(recs))
+	for i, rec := range recs {
+		var err error
+		if olds[i], err = store.Decode(a.m, rec); err != nil {
+			return err
+		}
+	}
+	return a.m.AdmitDelete(c, olds)
 }
 
 // settle runs the model's Settled hook after a write, before the answer.
@@ -322,6 +352,7 @@ func (a *modelAPI) updateStatus(c *gin.Context) error {
 		return &store.ConflictError{Kind: a.m.GVK().String(), Name: name, Reason: "metadata.version is required for an update"}
 	}
 	updated.GetEnvelope().Metadata.SetVersion(*v)
+	defer a.lock()()
 	if err := a.admit(c, name, updated); err != nil {
 		return err
 	}
@@ -337,8 +368,18 @@ func (a *modelAPI) updateStatus(c *gin.Context) error {
 }
 
 func (a *modelAPI) delete(c *gin.Context) error {
+	defer a.lock()()
 	if err := a.protected(c.Param("name")); err != nil {
 		return err
+	}
+	if a.m.AdmitDelete != nil {
+		cur, err := a.st().Get(c, a.m, c.Param("name"))
+		if err != nil {
+			return err
+		}
+		if err := a.admitDelete(c, []*store.Record{cur}); err != nil {
+			return err
+		}
 	}
 	rec, err := a.st().Delete(c, a.m, c.Param("name"))
 	if err == nil {
@@ -362,12 +403,15 @@ func (a *modelAPI) parseQuery(params url.Values) (query.Query, error) {
 }
 
 func (a *modelAPI) deleteCollection(c *gin.Context) error {
+	unlock := a.lock()
+	defer unlock()
 	q, err := a.parseQuery(c.Request.URL.Query())
 	if err != nil {
 		return err
 	}
-	if a.m.Protected != nil {
-		// Refuse the whole request if it would reach a protected object.
+	if a.m.Protected != nil || a.m.AdmitDelete != nil {
+		// Refuse the whole request if it would reach a protected object,
+		// or its admission refuses what it would delete.
 		all := q
 		all.Page, all.Size = 1, 0
 		res, err := a.st().List(c, a.m, all)
@@ -379,6 +423,9 @@ func (a *modelAPI) deleteCollection(c *gin.Context) error {
 				return err
 			}
 		}
+		if err := a.admitDelete(c, res.Items); err != nil {
+			return err
+		}
 	}
 	recs, err := a.st().DeleteCollection(c, a.m, q)
 	if err == nil {
@@ -387,6 +434,7 @@ func (a *modelAPI) deleteCollection(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	unlock() // a slow reader of a long answer holds no lock
 	a.writeList(c, query.NewListResult(1, 0, int64(len(recs)), recs))
 	return nil
 }

@@ -33,6 +33,7 @@ func (a *modelAPI) patch(c *gin.Context) error {
 		return err
 	}
 	name := c.Param("name")
+	defer a.lock()()
 	for attempt := 0; ; attempt++ {
 		cur, err := a.st().Get(c, a.m, name)
 		if err != nil {

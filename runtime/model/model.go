@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/svcrun/svc/runtime/object"
@@ -122,6 +123,18 @@ type Model struct {
 	// password hashes out of generic writes, Role and RoleBinding to
 	// refuse privilege escalation. Nil admits as is.
 	Admit func(ctx context.Context, old, obj object.Object) error
+
+	// AdmitDelete refuses a delete the HTTP API is about to make, as a
+	// whole: olds are the stored objects it would delete (one, or every
+	// match of a delete-collection). The core RoleBinding and User models
+	// use it to keep an enabled super administrator. Nil admits.
+	AdmitDelete func(ctx context.Context, olds []object.Object) error
+
+	// WriteLock, if set, is held by the HTTP API across each write of the
+	// model, from admission to the answer, so that admission checks that
+	// span objects (the last super administrator, across users and role
+	// bindings) see no other write under the same lock meanwhile.
+	WriteLock sync.Locker
 
 	// Protected names objects the HTTP API must not change or delete (the
 	// built-in super-role); such a write is a 403. Nil protects nothing.

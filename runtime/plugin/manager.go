@@ -9,11 +9,14 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/generated/core"
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/problem"
 	"github.com/svcrun/svc/runtime/codec"
@@ -98,6 +101,9 @@ func NewManager(opts Options) *Manager {
 		opts.Plugins = Registered()
 	}
 	m := &Manager{opts: opts, log: opts.Logger, byName: map[string]*instance{}}
+	if opts.PluginModel != nil {
+		opts.PluginModel.Admit = m.admit
+	}
 	for _, p := range opts.Plugins {
 		in := &instance{mgr: m, p: p, kick: make(chan struct{}, 1)}
 		ph := Pending
@@ -169,6 +175,9 @@ func (m *Manager) Run(ctx context.Context) error {
 		if err := m.ensureObject(ctx, name); err != nil {
 			return err
 		}
+	}
+	if err := m.markUnknown(ctx); err != nil {
+		return err
 	}
 	for _, name := range m.names() {
 		in := m.byName[name]
@@ -648,6 +657,70 @@ func (m *Manager) ensureObject(ctx context.Context, name string) error {
 	}
 	if _, err := m.opts.Store.Create(ctx, m.opts.PluginModel, obj); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
 		return fmt.Errorf("plugin: create object for %s: %w", name, err)
+	}
+	return nil
+}
+
+// statusPath is how the status subresource's route ends.
+const statusPath = "/:name/status"
+
+// admit keeps the HTTP API's clients to what a Plugin object is for: a
+// plugin this binary includes (a create naming another is a 400 listing
+// them), and its spec; the status is the server's alone. A client's status
+// in a create, update or patch is replaced by the stored one (none on
+// create), and the status subresource is refused.
+func (m *Manager) admit(ctx context.Context, old, obj object.Object) error {
+	p, ok := obj.(*core.Plugin)
+	if !ok {
+		return fmt.Errorf("plugin: admit %T, not a Plugin", obj)
+	}
+	name := p.Metadata.Name
+	if c, ok := ctx.(*gin.Context); ok && strings.HasSuffix(c.FullPath(), statusPath) {
+		return problem.New(http.StatusForbidden, "the status of plugin %s is written by the server only", name)
+	}
+	if old == nil {
+		if _, known := m.byName[name]; !known {
+			return problem.Invalid("this server does not include plugin "+strconv.Quote(name),
+				object.FieldError{Field: "metadata.name", Message: "must name a plugin of this binary: " + m.known()})
+		}
+		p.Status = nil
+		return nil
+	}
+	p.Status = old.(*core.Plugin).Status
+	return nil
+}
+
+// known lists the plugins of this binary for a message.
+func (m *Manager) known() string {
+	if len(m.byName) == 0 {
+		return "it includes none"
+	}
+	return strings.Join(m.names(), ", ")
+}
+
+// notInBinary is the status message of a Plugin object for a plugin this
+// binary does not include (left by an earlier binary).
+func notInBinary(name string) string {
+	return "plugin " + name + " is not in this binary"
+}
+
+// markUnknown writes a FAILED status saying so on the Plugin objects of
+// plugins this binary does not include, so that no stale STARTED stays.
+func (m *Manager) markUnknown(ctx context.Context) error {
+	res, err := m.opts.Store.List(ctx, m.opts.PluginModel, store.Query{Page: 1})
+	if err != nil {
+		return fmt.Errorf("plugin: list plugins: %w", err)
+	}
+	for _, rec := range res.Items {
+		if _, ok := m.byName[rec.Name]; ok {
+			continue
+		}
+		var o pluginObject
+		if json.Unmarshal(rec.Data, &o) == nil && o.phase() == Failed && o.Status.Message == notInBinary(rec.Name) {
+			continue
+		}
+		m.log.Warn("plugin object for a plugin this binary does not include", "plugin", rec.Name)
+		m.writeStatus(ctx, rec.Name, Failed, notInBinary(rec.Name), false)
 	}
 	return nil
 }

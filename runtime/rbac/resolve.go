@@ -579,3 +579,63 @@ func cloneRules(rules []PolicyRule) []PolicyRule {
 	}
 	return out
 }
+
+// Flows returns where role's grants come from and go to, read as the
+// resolver reads them: the roles it depends on, and those it aggregates
+// into. Access control uses it to find the roles a write of role changes.
+func (r *Resolver) Flows(role Role) (deps, aggregateTo []string) {
+	st := r.stateOf(role)
+	return st.deps, st.aggregateTo
+}
+
+// Reached returns the sorted names of the roles, other than role, whose
+// grants would take in role's were it stored as given: those it
+// aggregates into and those depending on it, to a fixed point, whether
+// they exist yet or not. A role being deleted grants nothing and passes
+// nothing on. A write of role changes what each of them grants.
+func (r *Resolver) Reached(role Role) []string {
+	over := r.stateOf(role)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	// dependents[d] are the roles that depend on d.
+	dependents := map[string][]string{}
+	for name, st := range r.roles {
+		if name == role.Name {
+			st = over
+		}
+		if st.Deleting {
+			continue
+		}
+		for _, d := range st.deps {
+			dependents[d] = append(dependents[d], name)
+		}
+	}
+	if _, known := r.roles[role.Name]; !known && !over.Deleting {
+		for _, d := range over.deps {
+			dependents[d] = append(dependents[d], role.Name)
+		}
+	}
+	seen := map[string]bool{role.Name: true}
+	queue := []string{role.Name}
+	var out []string
+	for i := 0; i < len(queue); i++ {
+		n := queue[i]
+		st := r.roles[n]
+		if n == role.Name {
+			st = over
+		}
+		next := dependents[n]
+		if st != nil && !st.Deleting {
+			next = append(slices.Clip(next), st.aggregateTo...)
+		}
+		for _, m := range next {
+			if !seen[m] {
+				seen[m] = true
+				queue = append(queue, m)
+				out = append(out, m)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

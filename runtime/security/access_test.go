@@ -208,58 +208,97 @@ func TestHiddenRoles(t *testing.T) {
 
 // TestNoEscalationThroughAggregation: a role write is checked against
 // what the role would grant once written, roles aggregated into it
-// included, so no one can collect rules others aggregate into a role.
+// included, so no one can collect rules others aggregate into a role; and
+// a write that changes what another role grants (aggregate-to it, or a
+// role it depends on) is an edit of that role too, of a built-in role only
+// for a holder of super-role.
 func TestNoEscalationThroughAggregation(t *testing.T) {
 	e := newEnv(t, adminPW)
 	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
 	mgr := func(c call) call { c.user, c.password = "mgr", "mgr-password"; return c }
+	lead := func(c call) call { c.user, c.password = "lead", "lead-password"; return c }
 	role := func(name, labels, annotations, rules string) call {
 		return call{method: "POST", path: "/api/v1alpha1/roles", body: `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"` + name +
 			`","labels":{` + labels + `},"annotations":{` + annotations + `}},"rules":[` + rules + `]}`}
 	}
+	patch := func(name, body string) call {
+		return call{method: "PATCH", path: "/api/v1alpha1/roles/" + name, contentType: "application/merge-patch+json", body: body}
+	}
 	const agg = `"rbac.authorization.svc.run/aggregate-to-`
 	deletePersons := `{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["delete"]}`
+	listPersons := `{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["list"]}`
 	for _, c := range []call{
-		role("role-admin", "", "", `{"apiGroups":[""],"resources":["roles"],"verbs":["create","update","patch","get","list"]}`),
+		role("role-admin", "", "", `{"apiGroups":[""],"resources":["roles","rolebindings"],"verbs":["create","update","patch","get","list"]}`),
 		// Secrets aggregated into roles mgr does not hold, one of them not
 		// created yet.
 		role("secret", agg+`editor":"true"`, "", deletePersons),
 		role("editor2", "", "", ""),
 		role("secret2", agg+`editor2":"true"`, "", deletePersons),
 		role("secret3", agg+`collector":"true"`, "", deletePersons),
+		// lead may create roles and update only lead-own, which feeds
+		// team-lead (by label) and team (which depends on it).
+		role("lead-role", "", "", `{"apiGroups":[""],"resources":["roles"],"verbs":["create","get","list"]},
+			{"apiGroups":[""],"resources":["roles"],"resourceNames":["lead-own","lead-free"],"verbs":["update","patch"]},`+listPersons),
+		role("team-lead", "", "", ""),
+		role("lead-own", agg+`team-lead":"true"`, "", ""),
+		role("lead-free", "", "", ""),
+		role("team", "", `"rbac.authorization.svc.run/dependencies":"[\"lead-free\"]"`, ""),
 	} {
 		if st, _, body := e.do(adm(c)); st != 201 {
 			t.Fatalf("admin %s = %d %v", c.body, st, body)
 		}
 	}
-	if st, _, body := e.do(adm(call{method: "POST", path: console + "/users", body: `{"name":"mgr","displayName":"M","password":"mgr-password","roles":["role-admin"]}`})); st != 201 {
-		t.Fatalf("create mgr = %d %v", st, body)
+	for _, u := range []string{
+		`{"name":"mgr","displayName":"M","password":"mgr-password","roles":["role-admin"]}`,
+		`{"name":"lead","displayName":"L","password":"lead-password","roles":["lead-role"]}`,
+	} {
+		if st, _, body := e.do(adm(call{method: "POST", path: console + "/users", body: u})); st != 201 {
+			t.Fatalf("create user = %d %v", st, body)
+		}
 	}
 	e.eventually("mgr bound", mgr(call{method: "GET", path: "/api/v1alpha1/roles"}), 200)
+	e.eventually("lead bound", lead(call{method: "GET", path: "/api/v1alpha1/roles"}), 200)
 
 	// A dependency on a role that does not exist grants nothing yet.
-	deps := call{method: "PATCH", path: "/api/v1alpha1/roles/role-admin", contentType: "application/merge-patch+json",
-		body: `{"metadata":{"annotations":{"rbac.authorization.svc.run/dependencies":"[\"editor\"]"}}}`}
+	deps := patch("role-admin", `{"metadata":{"annotations":{"rbac.authorization.svc.run/dependencies":"[\"editor\"]"}}}`)
 	if st, _, body := e.do(mgr(deps)); st != 200 {
 		t.Fatalf("mgr adds a dependency on a missing role = %d %v", st, body)
 	}
 	for _, tc := range []struct {
 		name string
 		c    call
+		want int
 	}{
-		{"creating the missing role that secret aggregates into", role("editor", "", "", "")},
-		{"labelling a role others aggregate into", call{method: "PATCH", path: "/api/v1alpha1/roles/editor2", contentType: "application/merge-patch+json",
-			body: `{"metadata":{"labels":{` + agg + `role-admin":"true"}}}`}},
-		{"creating a role others aggregate into, aggregated into mine", role("collector", agg+`role-admin":"true"`, "", "")},
+		{"creating the missing role that secret aggregates into", mgr(role("editor", "", "", "")), 403},
+		{"labelling a role others aggregate into", mgr(patch("editor2", `{"metadata":{"labels":{`+agg+`role-admin":"true"}}}`)), 403},
+		{"creating a role others aggregate into, aggregated into mine", mgr(role("collector", agg+`role-admin":"true"`, "", "")), 403},
+		// The report: her own role aggregated into anonymous opens it to
+		// everyone; so does authenticated to every user.
+		{"labelling her role aggregate-to-anonymous", mgr(patch("role-admin", `{"metadata":{"labels":{`+agg+`anonymous":"true"}}}`)), 403},
+		{"labelling her role aggregate-to-anonymous in another case", mgr(patch("role-admin", `{"metadata":{"labels":{`+agg+`anonymous":"TRUE"}}}`)), 403},
+		{"creating a role aggregated into authenticated", mgr(role("for-all", agg+`authenticated":"true"`, "", "")), 403},
+		{"creating a role aggregated into guest", mgr(role("for-guests", agg+`guest":"true"`, "", "")), 403},
+		{"creating a role anonymous would depend on", lead(role("anon-dep", agg+`anonymous":"true"`, "", listPersons)), 403},
+		// Aggregating into a role is an edit of it: update on roles/X.
+		{"creating a role aggregated into one she may not update", lead(role("sneak", agg+`team-lead":"true"`, "", listPersons)), 403},
+		{"changing the rules of a role aggregated into one she may not update", lead(patch("lead-own", `{"rules":[`+listPersons+`]}`)), 403},
+		{"changing the rules of a role another depends on", lead(patch("lead-free", `{"rules":[`+listPersons+`]}`)), 403},
+		{"dropping the label: no edit of team-lead", lead(patch("lead-own", `{"metadata":{"labels":null}}`)), 200},
+		{"a display name is no edit of anything", lead(patch("lead-free", `{"metadata":{"annotations":{"rbac.authorization.svc.run/display-name":"Free"}}}`)), 200},
+		{"creating a role aggregated into one she may update", lead(role("into-free", agg+`lead-own":"true"`, "", listPersons)), 201},
+		{"admin labels a role aggregate-to-authenticated", adm(role("for-all", agg+`authenticated":"true"`, "", listPersons)), 201},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if st, _, body := e.do(mgr(tc.c)); st != 403 {
-				t.Fatalf("%s %s = %d %v, want 403", tc.c.method, tc.c.path, st, body)
+			if st, _, body := e.do(tc.c); st != tc.want {
+				t.Fatalf("%s %s = %d %v, want %d", tc.c.method, tc.c.path, st, body, tc.want)
 			}
 		})
 	}
 	if st, _, _ := e.do(mgr(call{method: "DELETE", path: persons + "/nobody"})); st != 403 {
 		t.Errorf("mgr deletes persons after the attempts = %d, want 403", st)
+	}
+	if st, _, body := e.do(call{method: "POST", path: "/api/v1alpha1/roles", body: `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"anon"},"rules":[]}`}); st != 401 {
+		t.Errorf("anonymous creates a role after the attempts = %d %v, want 401", st, body)
 	}
 	// Holding the rules, the administrator may do each of them.
 	if st, _, body := e.do(adm(role("editor", "", "", ""))); st != 201 {

@@ -129,6 +129,9 @@ func EnsureAdmin(ctx context.Context, users *core.UserClient, bindings *core.Rol
 	return nil
 }
 
+// RandomPassword returns a new random password of 20 characters.
+func RandomPassword() (string, error) { return randomPassword() }
+
 func randomPassword() (string, error) {
 	const alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 	b := make([]byte, 20)

@@ -48,6 +48,9 @@ type Console struct {
 	Fail func(c *gin.Context, err error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// supers, if set, keeps a grant from unbinding the last enabled
+	// super administrator.
+	supers *lastSuper
 }
 
 // Base is where the console API is served.
@@ -246,6 +249,15 @@ func (k *Console) grant(c *gin.Context) error {
 	}
 	if err := k.mayGrant(c, req.Roles); err != nil {
 		return err
+	}
+	if k.supers != nil {
+		k.supers.mu.Lock()
+		defer k.supers.mu.Unlock()
+		if !slices.Contains(req.Roles, SuperRole) {
+			if err := k.supers.check(c, change{unbound: name}); err != nil {
+				return err
+			}
+		}
 	}
 	if err := k.replaceBindings(c, name, req.Roles); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"slices"
 
 	"github.com/svcrun/svc/generated/core"
@@ -54,7 +55,9 @@ func intersectBound(bound, roles []string) []string {
 // privilege escalation, as Kubernetes' RBAC does: a caller may create or
 // change a Role only if it already holds every rule the role (with its
 // dependencies and the roles aggregated into it) would grant, and a RoleBinding only if it holds every rule of
-// the role it binds. Writes from inside the server are not checked.
+// the role it binds. A role write that changes what other roles grant is
+// also an edit of each of them (mayReach). Writes from inside the server
+// are not checked.
 func GuardRoles(roles, bindings *model.Model, rc *core.RoleClient, g *Guard, brand string) {
 	depsKey := "rbac.authorization." + brand + "/dependencies"
 	// granted is what holding role name grants: its stored rules and its
@@ -67,12 +70,20 @@ func GuardRoles(roles, bindings *model.Model, rc *core.RoleClient, g *Guard, bra
 		}
 		return append(rules, g.Rules.RulesFor([]string{name})...), nil
 	}
-	roles.Admit = func(ctx context.Context, _, obj object.Object) error {
+	builtin := roles.Protected
+	roles.Admit = func(ctx context.Context, old, obj object.Object) error {
 		id, ok := identityFrom(ctx)
 		if !ok {
 			return nil
 		}
 		r := obj.(*core.Role)
+		var prev *core.Role
+		if old != nil {
+			prev = old.(*core.Role)
+		}
+		if err := g.mayReach(id, prev, r, builtin); err != nil {
+			return err
+		}
 		// What holding the role would grant once written, roles aggregated
 		// into it included: otherwise a writer could create or label a role
 		// that roles labelled aggregate-to it fill with rules the writer
@@ -114,6 +125,53 @@ func GuardRoles(roles, bindings *model.Model, rc *core.RoleClient, g *Guard, bra
 		}
 		return nil
 	}
+}
+
+// mayReach refuses a role write that changes what other roles grant
+// unless the caller could edit each of them: a role labelled
+// aggregate-to-X, or one X depends on, is part of X, so writing it is an
+// edit of X (update on roles/X), and of a built-in role (anonymous,
+// authenticated: everyone) only for a holder of super-role. A write that
+// leaves the role's grants and their flow as they were (display name,
+// other labels) is not an edit of any other role.
+func (g *Guard) mayReach(id authn.Identity, old, r *core.Role, builtin func(string) bool) error {
+	if old != nil && sameGrants(g.Rules, old, r) {
+		return nil
+	}
+	var super *bool
+	for _, x := range g.Rules.Reached(authz.ToRole(r)) {
+		if builtin != nil && builtin(x) {
+			if super == nil {
+				s := rbac.RulesCover(g.heldRules(id), superRules)
+				super = &s
+			}
+			if !*super {
+				return problem.New(http.StatusForbidden, "user %q may not write role %q: it would change built-in role %q, which only a holder of %s may do", id.User, r.Metadata.Name, x, SuperRole)
+			}
+			continue
+		}
+		info := rbac.RequestInfo{IsResourceRequest: true, Verb: "update", APIPrefix: "api", APIVersion: "v1alpha1", Resource: "roles", Name: x}
+		if !g.allows(id, &info) {
+			return problem.New(http.StatusForbidden, "user %q may not write role %q: it would change role %q, which the user may not update", id.User, r.Metadata.Name, x)
+		}
+	}
+	return nil
+}
+
+// superRules are what super-role grants: everything. Fixed here rather
+// than read from the resolver, where a missing role would grant nothing
+// and so be held by anyone.
+var superRules = []rbac.PolicyRule{
+	{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}},
+	{NonResourceURLs: []string{"*"}, Verbs: []string{"*"}},
+}
+
+// sameGrants reports whether b grants and passes on what a does: the
+// same rules, dependencies and aggregation targets.
+func sameGrants(res *rbac.Resolver, a, b *core.Role) bool {
+	ad, aa := res.Flows(authz.ToRole(a))
+	bd, ba := res.Flows(authz.ToRole(b))
+	return slices.Equal(ad, bd) && slices.Equal(aa, ba) && reflect.DeepEqual(toPolicyRules(a.Rules), toPolicyRules(b.Rules))
 }
 
 // roleRules collects a role's stored rules and, transitively, its

@@ -107,7 +107,9 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	an := authn.New(uc, tc, authn.Options{Logger: opts.Logger})
 	s.Guard = &Guard{Authn: an, Rules: resolver}
 	GuardRoles(roles, bindings, rc, s.Guard, opts.Brand)
-	s.Console = &Console{Users: uc, Roles: rc, Bindings: bc, Tokens: tc, Rules: resolver, Authn: an, Guard: s.Guard, Brand: opts.Brand, Settle: settle}
+	supers := &lastSuper{users: uc, bindings: bc}
+	supers.guard(users, bindings)
+	s.Console = &Console{Users: uc, Roles: rc, Bindings: bc, Tokens: tc, Rules: resolver, Authn: an, Guard: s.Guard, Brand: opts.Brand, Settle: settle, supers: supers}
 	cleanup := &userCleanup{users: uc, tokens: tc, unbind: func(ctx context.Context, user string) error {
 		return s.Console.replaceBindings(ctx, user, nil)
 	}}

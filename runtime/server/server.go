@@ -105,7 +105,11 @@ func Main(cfg Config) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cfg); err != nil {
+	run := func() error { return Run(ctx, os.Args[1:], os.Stdout, os.Stderr, cfg) }
+	if len(os.Args) > 1 && os.Args[1] == "admin" {
+		run = func() error { return Admin(ctx, os.Args[2:], os.Stdout, os.Stderr) }
+	}
+	if err := run(); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0) // usage was asked for and printed, as the flag package does
 		}
