@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/svcrun/svc/runtime/model"
@@ -136,6 +137,11 @@ func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (
 		md.GenerateName = stored.Metadata.GenerateName
 	}
 	md.NormalizeFinalizers()
+	if cur.Deleting() {
+		if err := checkNoNewFinalizers(m, cur, md.Finalizers); err != nil {
+			return nil, err
+		}
+	}
 	same, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, md.Name, err)
@@ -217,6 +223,33 @@ func (s *Store) Delete(ctx context.Context, m *model.Model, name string) (*Recor
 		}
 		return rec, nil
 	}
+}
+
+// checkNoNewFinalizers refuses finalizers that cur, an object being
+// deleted, does not already carry: deletion waits for the finalizers it
+// started with to be removed, and one added now could hold the object
+// forever. Removing finalizers stays allowed (it is how deletion ends).
+// The committer checks that the stored version is still cur's, so cur's
+// finalizers are the ones the update replaces.
+func checkNoNewFinalizers(m *model.Model, cur *Record, next []string) error {
+	if len(next) == 0 {
+		return nil
+	}
+	var stored struct {
+		Metadata struct {
+			Finalizers []string `json:"finalizers"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(cur.Data, &stored); err != nil {
+		return fmt.Errorf("store: decode %s/%s: %w", m.Plural, cur.Name, err)
+	}
+	var errs object.FieldErrors
+	for _, f := range next {
+		if !slices.Contains(stored.Metadata.Finalizers, f) {
+			errs.Add("metadata.finalizers", "cannot add finalizer %q: the object is being deleted (metadata.deletionTimestamp is set); finalizers can only be removed", f)
+		}
+	}
+	return errs.Err()
 }
 
 // errRetry tells a writer that the object changed between its read and
