@@ -487,8 +487,17 @@ func (b *batch) current(t *table, name string) (*Record, error) {
 // later writes to check against; the rest waits for finish.
 func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 	st := b.state(t)
+	rec.seq = b.seq
 	if old != nil {
 		rec.id = old.id
+		if old.Name == rec.Name && old.created == rec.created && old.sig == rec.sig {
+			// The entries of keys rec keeps stay on old's base (reindex).
+			rec.base = old.base
+			if rec.base == nil {
+				rec.base = old
+			}
+			rec.base.latest.Store(rec)
+		}
 	} else {
 		rec.id = st.nextID
 		st.nextID++

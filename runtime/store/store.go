@@ -27,6 +27,12 @@ type Options struct {
 	SnapshotBytes int64
 	// SegmentBytes is the WAL segment size. Default 64 MiB.
 	SegmentBytes int64
+	// MaxIndexKeys is how many keys one object may put into one index
+	// (labels, or a multi-valued field such as spec.tags); a write beyond
+	// it fails with an *object.InvalidError naming the field (HTTP 400).
+	// It bounds the work and memory one object costs every index write
+	// and rebuild. Default DefaultMaxIndexKeys.
+	MaxIndexKeys int
 	// WatchBuffer is how many events a watcher may fall behind before it is
 	// dropped. Default 1024.
 	WatchBuffer int
@@ -37,6 +43,11 @@ type Options struct {
 	cooling time.Duration // how long a tree read by no one stays in views; tests shorten it
 	gather  time.Duration // how long a small batch waits for writers (gatherDelay); tests lengthen it
 }
+
+// DefaultMaxIndexKeys is the default Options.MaxIndexKeys: far above the
+// tags or categories a real object carries, far below what makes one
+// write of it costly.
+const DefaultMaxIndexKeys = 1000
 
 // maxBatch bounds how many writes share one memdb transaction.
 const maxBatch = 512
@@ -126,6 +137,8 @@ type tableState struct {
 	work    []*tree
 	posts   *postings // the label postings, kept with work
 	applied uint64    // the last batch applied to db and work; under mu
+	// entryWrites counts the index entries written (set or deleted); under mu.
+	entryWrites uint64
 	// durable is the last batch of this table that is in the log (and
 	// published); a view is current when its seq reaches it.
 	durable atomic.Uint64
@@ -154,6 +167,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.SegmentBytes <= 0 {
 		opts.SegmentBytes = 64 << 20
+	}
+	if opts.MaxIndexKeys <= 0 {
+		opts.MaxIndexKeys = DefaultMaxIndexKeys
 	}
 	if opts.WatchBuffer <= 0 {
 		opts.WatchBuffer = 1024

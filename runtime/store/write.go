@@ -63,6 +63,9 @@ func (s *Store) Create(ctx context.Context, m *model.Model, obj object.Object) (
 			if rec, err = s.encode(m, obj); err != nil {
 				return nil, err
 			}
+			if err = s.checkKeys(m, rec, nil); err != nil {
+				return nil, err
+			}
 			err = s.submit(ctx, s.createOp(m, rec))
 		}
 		if generate && errors.Is(err, ErrAlreadyExists) && attempt < 8 {
@@ -152,6 +155,9 @@ func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (
 	md.SetVersion(want + 1)
 	rec, err := s.encode(m, obj)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkKeys(m, rec, cur); err != nil {
 		return nil, err
 	}
 	payload := frame(m, rec)
@@ -404,6 +410,34 @@ func checkUnique(b *batch, t *table, m *model.Model, rec *Record) error {
 		}
 	}
 	return nil
+}
+
+// checkKeys refuses a record that puts more than Options.MaxIndexKeys
+// keys into one index, naming the field. An update may keep as many as
+// the stored version cur has (nil for a create), so that an object
+// stored under a higher limit can still be changed, its keys reduced
+// and its finalizers removed.
+func (s *Store) checkKeys(m *model.Model, rec, cur *Record) error {
+	limit := s.opts.MaxIndexKeys
+	var errs object.FieldErrors
+	over := func(field string, n, had int) {
+		if n > limit && n > had {
+			errs.Add(field, "has %d index keys; at most %d are allowed per object (store limit MaxIndexKeys)", n, limit)
+		}
+	}
+	labels := 0
+	if cur != nil {
+		labels = len(cur.labels)
+	}
+	over("metadata.labels", len(rec.labels), labels)
+	for i, ix := range m.Indexes {
+		n := 0
+		if cur != nil && i < len(cur.keys) {
+			n = len(cur.keys[i])
+		}
+		over(ix.Name, len(rec.keys[i]), n)
+	}
+	return errs.Err()
 }
 
 // checkObject is Validate as an error (*object.InvalidError).
