@@ -262,6 +262,12 @@ func (s *Server) readyz(c *gin.Context) {
 			building = append(building, m.GVK().String())
 		}
 	}
+	if err := s.opts.Store.Health(); err != nil {
+		// Writes are refused (a full disk): send traffic elsewhere.
+		c.Header("Retry-After", "1")
+		s.fail(c, problem.New(http.StatusServiceUnavailable, "not ready: %v", err))
+		return
+	}
 	if len(building) > 0 {
 		c.Header("Retry-After", "1")
 		s.fail(c, problem.New(http.StatusServiceUnavailable, "not ready: indexes are being built for %v", building))
