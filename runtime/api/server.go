@@ -344,7 +344,7 @@ func (s *Server) middleware(c *gin.Context) {
 // fail writes err as a problem body and aborts the chain.
 func (s *Server) fail(c *gin.Context, err error) {
 	p := problem.From(err)
-	if p.Status >= 500 && p.Status != http.StatusServiceUnavailable {
+	if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && p.Status != http.StatusInsufficientStorage {
 		s.log.Error("request failed", "requestId", RequestID(c), "err", err)
 	}
 	problem.Write(c.Writer, c.Request, RequestID(c), p)
