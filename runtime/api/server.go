@@ -262,6 +262,12 @@ func (s *Server) readyz(c *gin.Context) {
 			building = append(building, m.GVK().String())
 		}
 	}
+	if err := s.opts.Store.Health(); err != nil {
+		// Writes are refused (a full disk): send traffic elsewhere.
+		c.Header("Retry-After", "1")
+		s.fail(c, problem.New(http.StatusServiceUnavailable, "not ready: %v", err))
+		return
+	}
 	if len(building) > 0 {
 		c.Header("Retry-After", "1")
 		s.fail(c, problem.New(http.StatusServiceUnavailable, "not ready: indexes are being built for %v", building))
@@ -338,7 +344,7 @@ func (s *Server) middleware(c *gin.Context) {
 // fail writes err as a problem body and aborts the chain.
 func (s *Server) fail(c *gin.Context, err error) {
 	p := problem.From(err)
-	if p.Status >= 500 && p.Status != http.StatusServiceUnavailable {
+	if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && p.Status != http.StatusInsufficientStorage {
 		s.log.Error("request failed", "requestId", RequestID(c), "err", err)
 	}
 	problem.Write(c.Writer, c.Request, RequestID(c), p)

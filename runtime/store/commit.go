@@ -81,7 +81,7 @@ func (s *Store) run(syncDone <-chan struct{}) {
 	defer close(s.stopped)
 	var open *batch // applied, not yet handed to the syncer; nil if none
 	for {
-		ops, idle, failed := s.ops, s.idle, s.failedCh
+		ops, idle, failed := s.ops, s.idle, s.health.Load().ch
 		if open == nil {
 			idle, failed = nil, nil
 		} else if len(open.ops) >= maxBatch {
@@ -190,7 +190,7 @@ func (s *Store) runControl(o *op) {
 // Each touched table's lock is held until the batch is handed off.
 func (s *Store) apply(b *batch, o *op) *batch {
 	if b == nil {
-		if err := s.failure(); err != nil {
+		if err := s.failure(); err != nil && !s.resume() {
 			o.done <- err
 			return nil
 		}
@@ -234,7 +234,7 @@ func (s *Store) flush(b *batch) {
 	select {
 	case <-s.idle:
 		s.handOff(b)
-	case <-s.failedCh:
+	case <-s.health.Load().ch:
 		s.abort(b, s.failure())
 	}
 }
@@ -319,15 +319,15 @@ func (s *Store) syncer(done chan<- struct{}) {
 		err := s.failure()
 		if err == nil && s.wal != nil {
 			if _, _, werr := s.wal.Append(b.payloads); werr != nil {
-				// After a failed write or fsync the page cache cannot be
-				// trusted: refuse every later write; a restart recovers.
-				err = s.fail(fmt.Errorf("store: write-ahead log failed, refusing writes until restart: %w", werr))
-				s.log.Error("write-ahead log failed", "err", werr)
+				// The log dropped the batch (wal.Log.Append). Writes are
+				// refused until a probe finds the log writable again.
+				err = s.fail(s.logFailed(werr), false)
+				s.log.Error("write-ahead log failed; refusing writes until it recovers", "err", werr)
 			}
 		}
 		<-b.ready // the committer applies b while it is logged
 		if err == nil && b.err != nil {
-			err = s.fail(fmt.Errorf("store: refusing writes until restart: %w", b.err))
+			err = s.fail(fmt.Errorf("store: refusing writes until restart: %w", b.err), true)
 			s.log.Error("applying a batch failed", "err", b.err)
 		}
 		if err != nil {
@@ -340,17 +340,6 @@ func (s *Store) syncer(done chan<- struct{}) {
 		}
 		s.inflight.Done()
 	}
-}
-
-// fail makes err the store's sticky failure (unless one is set already)
-// and returns the one set. The committer then aborts its open batch. Only
-// the syncer calls it.
-func (s *Store) fail(err error) error {
-	if s.failure() == nil {
-		s.failErr = err
-		close(s.failedCh) // publishes failErr to every receiver
-	}
-	return s.failErr
 }
 
 // publish makes a durable batch visible: names first, then index views,
@@ -383,8 +372,9 @@ func (s *Store) publish(b *batch) {
 // rollBack undoes a batch that never became durable, with every batch
 // applied after it: each table it touched is rebuilt from its published
 // names, which hold exactly what is durable (rare, so a full rebuild). The
-// store refuses writes from now on (failure is set), and the committer
-// checks that under the table's lock, so nothing is applied after this.
+// store refuses writes meanwhile (failure is set), and the committer
+// checks that under the table's lock, so nothing is applied after this;
+// it resumes writes only once nothing is in flight (resume).
 func (s *Store) rollBack(b *batch) {
 	for _, t := range b.order {
 		st := b.states[t]
@@ -417,16 +407,6 @@ func (st *tableState) rebuildFromNames() error {
 	st.db = db
 	st.setWork(trees)
 	return nil
-}
-
-// failure returns the sticky log failure, or nil.
-func (s *Store) failure() error {
-	select {
-	case <-s.failedCh:
-		return s.failErr
-	default:
-		return nil
-	}
 }
 
 // state returns the table state the batch writes to, joining t on first
@@ -487,8 +467,17 @@ func (b *batch) current(t *table, name string) (*Record, error) {
 // later writes to check against; the rest waits for finish.
 func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 	st := b.state(t)
+	rec.seq = b.seq
 	if old != nil {
 		rec.id = old.id
+		if old.Name == rec.Name && old.created == rec.created && old.sig == rec.sig {
+			// The entries of keys rec keeps stay on old's base (reindex).
+			rec.base = old.base
+			if rec.base == nil {
+				rec.base = old
+			}
+			rec.base.latest.Store(rec)
+		}
 	} else {
 		rec.id = st.nextID
 		st.nextID++

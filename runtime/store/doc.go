@@ -61,9 +61,13 @@
 // which an open batch holds through an fsync. Copies are made only when asked for,
 // because every copy makes the next writes copy the nodes they touch.
 //
-// If the log fails, the store refuses every later write until restart,
-// fails every batch in flight and rebuilds each touched table from its
-// published names, which hold exactly what is durable. Control operations
+// If the log fails (a full disk, a failing fsync), the log truncates the
+// failed batch away and the store fails every batch in flight, rebuilds
+// each touched table from its published names, which hold exactly what is
+// durable, and refuses writes (*UnavailableError; Health reports it)
+// until a probe finds the disk writable again; then writes resume by
+// themselves (health.go). A failed apply (a bug) refuses writes until
+// restart. Control operations
 // (register, unregister, watch subscription, snapshot) wait until nothing
 // is in flight and run alone.
 //

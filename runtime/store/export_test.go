@@ -140,3 +140,15 @@ func (s *Store) ViewHasTreeForTest(m *model.Model, index string) bool {
 	}
 	return false
 }
+
+// EntryWritesForTest returns how many index entries the committer has
+// written (set or deleted) in m's table.
+func (s *Store) EntryWritesForTest(m *model.Model) uint64 {
+	_, st, err := s.ready(m)
+	if err != nil {
+		panic(err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.entryWrites
+}

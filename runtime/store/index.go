@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -180,6 +181,25 @@ func (st *tableState) setWork(trees []*tree) {
 	st.work, st.posts = trees, buildPostings(trees[ixLabels])
 }
 
+// record returns the version of e's object that v holds. e may point at
+// an older version (see Record.base): then the base's newest version is
+// it if v holds that, else v's own table says (a reader of an old view
+// racing an update, rare).
+func (v *view) record(e entry) *Record {
+	r := e.rec
+	l := r.latest.Load()
+	if l == nil {
+		return r
+	}
+	if l.seq <= v.seq {
+		return l
+	}
+	if raw, err := v.db.Txn(false).First(tableObjects, indexID, r.Name); err == nil && raw != nil {
+		return raw.(*Record)
+	}
+	return r // unreachable: v's trees and objects agree
+}
+
 // span is a range of keys: [lo, hi) in entry order.
 type span struct{ lo, hi entry }
 
@@ -275,6 +295,9 @@ func rebuildTrees(m *model.Model, db *memdb.MemDB) ([]*tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, r := range recs {
+		r.own()
+	}
 	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
 	order, metas := defaultOrder(recs), metasOf(recs)
 	sc := new(scratch)
@@ -335,38 +358,68 @@ func entryKeys(rec *Record, ix int, dst []string) []string {
 
 // reindex moves rec into st's trees in place of old (nil for a create;
 // rec nil removes old): the unique trees if unique is set, else the
-// others. An entry whose key did not change compares equal to the old
-// one (same key, creation and name), so Set replaces it in place: only
-// keys that changed cost a delete.
+// others. It walks the old and new keys of each index together (both
+// sorted) and touches only the keys that changed: an update of one field
+// of an object with 100,000 tag keys costs its few changed keys, not a
+// write of every entry. The entries of kept keys go on pointing at
+// rec.base when put set one; otherwise (labels changed: every entry
+// carries their signature) they are replaced in place to point at rec.
 func (st *tableState) reindex(old, rec *Record, unique bool) {
-	var obuf, nbuf [8]entry
-	same := old != nil && rec != nil && old.Name == rec.Name && old.created == rec.created
+	if old != nil && rec != nil && (old.Name != rec.Name || old.created != rec.created) {
+		// Another object's entries: not one key is shared.
+		st.reindex(old, nil, unique)
+		st.reindex(nil, rec, unique)
+		return
+	}
+	ptr, rewrite := rec, true
+	if rec != nil && rec.base != nil {
+		ptr, rewrite = rec.base, false
+	}
+	var obuf, nbuf [8]string
 	for ix := 1; ix < len(st.work); ix++ {
 		if st.uniqueAt(ix) != unique {
 			continue
 		}
 		t := st.work[ix]
-		var news []entry
-		if rec != nil {
-			news = entries(rec, ix, nbuf[:0])
-		}
+		var was, is []string
 		if old != nil {
-		olds:
-			for _, e := range entries(old, ix, obuf[:0]) {
-				if same {
-					for _, n := range news {
-						if n.a == e.a {
-							continue olds
-						}
-					}
+			was = sortedSet(entryKeys(old, ix, obuf[:0]))
+		}
+		if rec != nil {
+			is = sortedSet(entryKeys(rec, ix, nbuf[:0]))
+		}
+		for len(was) > 0 || len(is) > 0 {
+			switch {
+			case len(is) == 0 || len(was) > 0 && was[0] < is[0]:
+				t.Delete(newEntry(was[0], old)) // entries compare by key and object, not version
+				st.entryWrites++
+				was = was[1:]
+			case len(was) == 0 || is[0] < was[0]:
+				t.Set(newEntry(is[0], ptr))
+				st.entryWrites++
+				is = is[1:]
+			default: // kept
+				if rewrite {
+					t.Set(newEntry(is[0], ptr)) // replaces the entry in place
+					st.entryWrites++
 				}
-				t.Delete(e)
+				was, is = was[1:], is[1:]
 			}
 		}
-		for _, e := range news {
-			t.Set(e)
-		}
 	}
+}
+
+// sortedSet returns ks sorted without duplicates, in place. Keys come
+// sorted (labels, multi-valued indexes) or one per object, so this only
+// checks, but the walk in reindex depends on it.
+func sortedSet(ks []string) []string {
+	if len(ks) < 2 {
+		return ks
+	}
+	if !slices.IsSorted(ks) {
+		slices.Sort(ks)
+	}
+	return slices.Compact(ks)
 }
 
 // uniqueAt reports whether the tree at index position ix is a unique

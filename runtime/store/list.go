@@ -466,7 +466,7 @@ func (v *view) each(ctx context.Context, src *source, skip func(sig uint32) bool
 		return visited%4096 == 0 && ctx.Err() != nil
 	}
 	if src == nil {
-		v.trees[ixCreated].Scan(func(e entry) bool { return !cancelled() && (skip != nil && skip(e.sig) || fn(e.rec)) })
+		v.trees[ixCreated].Scan(func(e entry) bool { return !cancelled() && (skip != nil && skip(e.sig) || fn(v.record(e))) })
 		return ctx.Err()
 	}
 	if src.ix == ixName {
@@ -496,7 +496,7 @@ func (v *view) each(ctx context.Context, src *source, skip func(sig uint32) bool
 				}
 				seen[e.rec.Name] = struct{}{}
 			}
-			return fn(e.rec)
+			return fn(v.record(e))
 		})
 		if !more {
 			break
@@ -695,7 +695,7 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 		if p.sigMiss(e.sig) || outside(e) {
 			return visit()
 		}
-		return take(e.rec)
+		return take(v.record(e))
 	}
 	switch {
 	case first.ix == ixName: // names are unique: no ties
@@ -764,14 +764,15 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 			if p.sigMiss(e.sig) || outside(e) {
 				return visit()
 			}
-			k, has := e.rec.sortKey(first.ix, first.desc)
+			r := v.record(e)
+			k, has := r.sortKey(first.ix, first.desc)
 			if len(group) > 0 && (k != groupKey || has != groupHas) {
 				if flush(); !more {
 					return false
 				}
 			}
 			groupKey, groupHas = k, has
-			group = append(group, e.rec)
+			group = append(group, r)
 			return true
 		}
 		if reverse {

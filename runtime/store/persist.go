@@ -47,7 +47,7 @@ func (s *Store) recover() error {
 	}
 	s.snapBytes.Store(size)
 	fromSnapshot := l.n
-	w, err := wal.Open(filepath.Join(dir, walDir), wal.Options{SegmentSize: s.opts.SegmentBytes, Logger: s.log, Preallocate: true})
+	w, err := wal.Open(filepath.Join(dir, walDir), wal.Options{SegmentSize: s.opts.SegmentBytes, Logger: s.log, Preallocate: true, FS: s.opts.WALFS})
 	if err != nil {
 		return fmt.Errorf("store: open log: %w", err)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/svcrun/svc/runtime/model"
@@ -38,6 +39,25 @@ type Record struct {
 	id uint32
 	// sig is labelSig(labels), copied into every index entry.
 	sig uint32
+
+	// An update that keeps the object's labels leaves the index entries
+	// of the keys it did not change as they are, pointing at an older
+	// version of the object, so that it costs the keys that changed, not
+	// all of them (reindex). base is that version (nil: this one); only
+	// the committer reads or writes it. On a base, latest is its newest
+	// version and seq (the batch that applied a version) tells a view
+	// whether it holds that version (view.record). Once a tree is built
+	// from records afresh, their entries point at them again (own).
+	base   *Record
+	latest atomic.Pointer[Record]
+	seq    uint64
+}
+
+// own makes r its own base, as the entries of a tree built from r are.
+// It also drops a newest version that a failed batch left behind.
+func (r *Record) own() {
+	r.base = nil
+	r.latest.Store(nil)
 }
 
 // labelSig folds label keys into 32 bits, one bit per label: an entry

@@ -230,6 +230,7 @@ func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) (recs, rep
 						return
 					}
 					r.id = uint32(i) // ids number the objects in name order
+					r.own()
 					recs[i] = r
 				}
 			}

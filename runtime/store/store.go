@@ -27,6 +27,21 @@ type Options struct {
 	SnapshotBytes int64
 	// SegmentBytes is the WAL segment size. Default 64 MiB.
 	SegmentBytes int64
+	// MaxIndexKeys is how many keys one object may put into one index
+	// (labels, or a multi-valued field such as spec.tags); a write beyond
+	// it fails with an *object.InvalidError naming the field (HTTP 400).
+	// It bounds the work and memory one object costs every index write
+	// and rebuild. Default DefaultMaxIndexKeys.
+	MaxIndexKeys int
+	// LogRetry is how often a store whose write-ahead log failed (a full
+	// disk, a failing fsync) checks whether it can write again; writes are
+	// refused meanwhile (*UnavailableError, HTTP 507 or 503 with this as
+	// Retry-After). Default DefaultLogRetry.
+	LogRetry time.Duration
+	// WALFS is the file system the write-ahead log writes through; nil
+	// means the operating system's. Tests inject disk faults with it
+	// (runtime/store/wal/waltest).
+	WALFS wal.FS
 	// WatchBuffer is how many events a watcher may fall behind before it is
 	// dropped. Default 1024.
 	WatchBuffer int
@@ -37,6 +52,11 @@ type Options struct {
 	cooling time.Duration // how long a tree read by no one stays in views; tests shorten it
 	gather  time.Duration // how long a small batch waits for writers (gatherDelay); tests lengthen it
 }
+
+// DefaultMaxIndexKeys is the default Options.MaxIndexKeys: far above the
+// tags or categories a real object carries, far below what makes one
+// write of it costly.
+const DefaultMaxIndexKeys = 1000
 
 // maxBatch bounds how many writes share one memdb transaction.
 const maxBatch = 512
@@ -67,8 +87,10 @@ type Store struct {
 	pending   *op
 	synced    chan *batch   // the batch handed off to the syncer (unbuffered: one at a time)
 	idle      chan struct{} // the syncer waits for a batch (capacity 1)
-	failedCh  chan struct{} // closed once failErr is set: the sticky WAL failure
-	failErr   error         // read it only after failedCh is closed
+	// health says whether writes are refused (health.go); swapped for a
+	// fresh one when writes resume after a log failure.
+	health atomic.Pointer[health]
+	probes sync.WaitGroup // the goroutine probing a failed log
 	// appliedOps counts the writes applied, durable or not, for tests
 	// that stop the log to look at the store in between.
 	appliedOps atomic.Uint64
@@ -126,6 +148,8 @@ type tableState struct {
 	work    []*tree
 	posts   *postings // the label postings, kept with work
 	applied uint64    // the last batch applied to db and work; under mu
+	// entryWrites counts the index entries written (set or deleted); under mu.
+	entryWrites uint64
 	// durable is the last batch of this table that is in the log (and
 	// published); a view is current when its seq reaches it.
 	durable atomic.Uint64
@@ -155,6 +179,12 @@ func Open(opts Options) (*Store, error) {
 	if opts.SegmentBytes <= 0 {
 		opts.SegmentBytes = 64 << 20
 	}
+	if opts.LogRetry <= 0 {
+		opts.LogRetry = DefaultLogRetry
+	}
+	if opts.MaxIndexKeys <= 0 {
+		opts.MaxIndexKeys = DefaultMaxIndexKeys
+	}
 	if opts.WatchBuffer <= 0 {
 		opts.WatchBuffer = 1024
 	}
@@ -171,16 +201,16 @@ func Open(opts Options) (*Store, error) {
 		opts.gather = gatherDelay
 	}
 	s := &Store{
-		opts:     opts,
-		log:      opts.Logger,
-		ops:      make(chan *op, 4*maxBatch),
-		synced:   make(chan *batch),
-		idle:     make(chan struct{}, 1),
-		failedCh: make(chan struct{}),
-		stop:     make(chan struct{}),
-		stopped:  make(chan struct{}),
+		opts:    opts,
+		log:     opts.Logger,
+		ops:     make(chan *op, 4*maxBatch),
+		synced:  make(chan *batch),
+		idle:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
 	}
 	s.tables.Store(&map[string]*table{})
+	s.health.Store(newHealth())
 	if opts.Dir != "" {
 		if err := s.recover(); err != nil {
 			if s.wal != nil {
@@ -207,6 +237,7 @@ func (s *Store) Close() error {
 	close(s.stop)
 	<-s.stopped
 	s.snapWG.Wait()
+	s.probes.Wait()
 	for _, t := range *s.tables.Load() {
 		if h := t.state.Load().hub; h != nil {
 			h.Close()

@@ -443,3 +443,46 @@ func TestUpdateKeepsEveryIndexCurrent(t *testing.T) {
 		}
 	}
 }
+
+// An object being deleted takes no new finalizers, from any writer; its
+// finalizers can still be removed (how deletion finishes).
+func TestNoFinalizerAddedDuringDeletion(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	p := storetest.NewPerson("ann", Spec{Name: "Ann"})
+	p.Metadata.Finalizers = []string{"example.com/a", "example.com/b"}
+	if _, err := s.Create(ctx, m, p); err != nil {
+		t.Fatal(err)
+	}
+	del, err := s.Delete(ctx, m, "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := decode(t, del)
+	u.Metadata.Finalizers = append(u.Metadata.Finalizers, "example.com/late")
+	_, err = s.Update(ctx, m, u)
+	var inv *object.InvalidError
+	if !errors.As(err, &inv) || len(inv.Errors) != 1 || inv.Errors[0].Field != "metadata.finalizers" ||
+		!strings.Contains(inv.Errors[0].Message, `"example.com/late"`) {
+		t.Fatalf("adding a finalizer while deleting: %v, want an invalid metadata.finalizers naming it", err)
+	}
+	if cur, _ := s.Get(ctx, m, "ann"); cur.Version != del.Version {
+		t.Fatalf("refused update changed the object: version %d, want %d", cur.Version, del.Version)
+	}
+	// Removing one (and changing other fields) is allowed.
+	u = decode(t, del)
+	u.Metadata.Finalizers = []string{"example.com/b"}
+	u.Spec.Age = storetest.Int64(7)
+	upd, err := s.Update(ctx, m, u)
+	if err != nil {
+		t.Fatalf("removing a finalizer while deleting: %v", err)
+	}
+	u = decode(t, upd)
+	u.Metadata.Finalizers = nil
+	if _, err := s.Update(ctx, m, u); err != nil {
+		t.Fatalf("removing the last finalizer: %v", err)
+	}
+	if _, err := s.Get(ctx, m, "ann"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after the last finalizer: %v, want not found", err)
+	}
+}

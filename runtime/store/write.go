@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/svcrun/svc/runtime/model"
@@ -60,6 +61,9 @@ func (s *Store) Create(ctx context.Context, m *model.Model, obj object.Object) (
 			err = &AlreadyExistsError{Kind: m.GVK().String(), Name: md.Name}
 		} else {
 			if rec, err = s.encode(m, obj); err != nil {
+				return nil, err
+			}
+			if err = s.checkKeys(m, rec, nil); err != nil {
 				return nil, err
 			}
 			err = s.submit(ctx, s.createOp(m, rec))
@@ -136,6 +140,11 @@ func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (
 		md.GenerateName = stored.Metadata.GenerateName
 	}
 	md.NormalizeFinalizers()
+	if cur.Deleting() {
+		if err := checkNoNewFinalizers(m, cur, md.Finalizers); err != nil {
+			return nil, err
+		}
+	}
 	same, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, md.Name, err)
@@ -146,6 +155,9 @@ func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (
 	md.SetVersion(want + 1)
 	rec, err := s.encode(m, obj)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkKeys(m, rec, cur); err != nil {
 		return nil, err
 	}
 	payload := frame(m, rec)
@@ -217,6 +229,33 @@ func (s *Store) Delete(ctx context.Context, m *model.Model, name string) (*Recor
 		}
 		return rec, nil
 	}
+}
+
+// checkNoNewFinalizers refuses finalizers that cur, an object being
+// deleted, does not already carry: deletion waits for the finalizers it
+// started with to be removed, and one added now could hold the object
+// forever. Removing finalizers stays allowed (it is how deletion ends).
+// The committer checks that the stored version is still cur's, so cur's
+// finalizers are the ones the update replaces.
+func checkNoNewFinalizers(m *model.Model, cur *Record, next []string) error {
+	if len(next) == 0 {
+		return nil
+	}
+	var stored struct {
+		Metadata struct {
+			Finalizers []string `json:"finalizers"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(cur.Data, &stored); err != nil {
+		return fmt.Errorf("store: decode %s/%s: %w", m.Plural, cur.Name, err)
+	}
+	var errs object.FieldErrors
+	for _, f := range next {
+		if !slices.Contains(stored.Metadata.Finalizers, f) {
+			errs.Add("metadata.finalizers", "cannot add finalizer %q: the object is being deleted (metadata.deletionTimestamp is set); finalizers can only be removed", f)
+		}
+	}
+	return errs.Err()
 }
 
 // errRetry tells a writer that the object changed between its read and
@@ -371,6 +410,34 @@ func checkUnique(b *batch, t *table, m *model.Model, rec *Record) error {
 		}
 	}
 	return nil
+}
+
+// checkKeys refuses a record that puts more than Options.MaxIndexKeys
+// keys into one index, naming the field. An update may keep as many as
+// the stored version cur has (nil for a create), so that an object
+// stored under a higher limit can still be changed, its keys reduced
+// and its finalizers removed.
+func (s *Store) checkKeys(m *model.Model, rec, cur *Record) error {
+	limit := s.opts.MaxIndexKeys
+	var errs object.FieldErrors
+	over := func(field string, n, had int) {
+		if n > limit && n > had {
+			errs.Add(field, "has %d index keys; at most %d are allowed per object (store limit MaxIndexKeys)", n, limit)
+		}
+	}
+	labels := 0
+	if cur != nil {
+		labels = len(cur.labels)
+	}
+	over("metadata.labels", len(rec.labels), labels)
+	for i, ix := range m.Indexes {
+		n := 0
+		if cur != nil && i < len(cur.keys) {
+			n = len(cur.keys[i])
+		}
+		over(ix.Name, len(rec.keys[i]), n)
+	}
+	return errs.Err()
 }
 
 // checkObject is Validate as an error (*object.InvalidError).

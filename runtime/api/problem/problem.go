@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/svcrun/svc/runtime/codec"
 	"github.com/svcrun/svc/runtime/object"
@@ -61,6 +62,7 @@ func From(err error) *Problem {
 		qe  *query.ParamError
 		se  *selector.Error
 		ce  *codec.Error
+		ue  *store.UnavailableError
 	)
 	var qes query.Errors
 	p := &Problem{Type: "about:blank"}
@@ -95,6 +97,14 @@ func From(err error) *Problem {
 	case errors.Is(err, store.ErrNotReady):
 		p.Status, p.Detail = http.StatusServiceUnavailable, trim(err)
 		p.header = http.Header{"Retry-After": {"1"}}
+	case errors.As(err, &ue):
+		// The write was not stored; the store resumes by itself once its
+		// disk takes writes again.
+		p.Status, p.Detail = http.StatusServiceUnavailable, "the server cannot store writes now (its write-ahead log failed); retry later"
+		if ue.NoSpace {
+			p.Status, p.Detail = http.StatusInsufficientStorage, "the server's disk is full: writes are refused until space is freed; retry later"
+		}
+		p.header = http.Header{"Retry-After": {strconv.Itoa(ue.RetryAfterSeconds())}}
 	case errors.Is(err, store.ErrClosed):
 		p.Status, p.Detail = http.StatusServiceUnavailable, "the server is shutting down"
 		p.header = http.Header{"Retry-After": {"1"}}

@@ -63,6 +63,9 @@ type Options struct {
 	SegmentSize int64
 	// Logger receives warnings about repaired torn tails. Nil discards them.
 	Logger *slog.Logger
+	// FS is the file system the log writes through; nil means OSFS.
+	// Tests inject write and fsync failures through it.
+	FS FS
 	// Preallocate keeps a zero-filled segment file ready, prepared in the
 	// background, and moves appends into it: overwriting allocated blocks
 	// lets fdatasync skip the file-size journal commit an append needs,
@@ -96,19 +99,22 @@ type Log struct {
 	segLim int64
 	logger *slog.Logger
 
-	segs   []segment // oldest first; the last one is active
-	f      *os.File  // active segment, written at segs[last].size
-	last   uint64    // last assigned sequence number
-	total  int64     // sum of segs[i].size
-	buf    []byte    // batch buffer reused across Appends
-	err    error     // sticky: set after a failed write or sync
+	segs  []segment // oldest first; the last one is active
+	fs    FS
+	f     File   // active segment, written at segs[last].size
+	last  uint64 // last assigned sequence number
+	total int64  // sum of segs[i].size
+	buf   []byte // batch buffer reused across Appends
+	// err is set after a failed write, sync or segment switch: the
+	// active file's end is unknown until repair truncates it.
+	err    error
 	closed bool
 
 	// With Options.Preallocate: the prepared file, once ready, its size,
 	// and the size of the next one to prepare.
 	prealloc  bool
 	preparing bool
-	ready     *os.File
+	ready     File
 	readySize int64
 	nextSize  int64
 	prepWG    sync.WaitGroup
@@ -118,7 +124,10 @@ type Log struct {
 // reads and checks every record; see the package documentation for how a
 // torn tail is repaired and what counts as corruption ([*CorruptError]).
 func Open(dir string, opts Options) (*Log, error) {
-	l := &Log{dir: dir, segLim: opts.SegmentSize, logger: opts.Logger, prealloc: opts.Preallocate}
+	l := &Log{dir: dir, segLim: opts.SegmentSize, logger: opts.Logger, prealloc: opts.Preallocate, fs: opts.FS}
+	if l.fs == nil {
+		l.fs = OSFS{}
+	}
 	if l.segLim <= 0 {
 		l.segLim = defaultSegmentSize
 	}
@@ -133,8 +142,10 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Remove(filepath.Join(dir, preparedName)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	for _, name := range []string{preparedName, probeName} {
+		if err := l.fs.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+		}
 	}
 	if len(segs) == 0 {
 		l.mu.Lock()
@@ -163,7 +174,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	l.last = next - 1
 
 	active := segs[len(segs)-1].path
-	f, err := os.OpenFile(active, os.O_WRONLY, 0)
+	f, err := l.fs.OpenFile(active, os.O_WRONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("wal: open %s: %w", active, err)
 	}
@@ -213,7 +224,7 @@ func (l *Log) recoverSegment(sc *scanner, s *segment, isLast bool) (uint64, erro
 			return 0, cerr
 		}
 	}
-	if err := truncateFile(s.path, bad.off); err != nil {
+	if err := l.truncateFile(s.path, bad.off); err != nil {
 		return 0, fmt.Errorf("wal: repair torn tail of %s: %w", s.path, err)
 	}
 	if zeros {
@@ -311,9 +322,13 @@ func (l *Log) Replay(after uint64, fn func(seq uint64, payload []byte) error) er
 // numbers. It is the group-commit primitive: the caller collects the records
 // of concurrent writers into one call. An empty batch returns (0, 0, nil).
 //
-// After a failed write or sync every later Append fails with the same error:
-// what reached the disk is unknown, and only a reopen (which rescans the log)
-// can tell.
+// A failed write or sync fails the batch, none of which counts as logged:
+// the log truncates the active segment back to its last good record and
+// moves on to a new segment (repair). After a failed fsync the page cache
+// no longer tells what is on disk (the kernel may have dropped the dirty
+// pages and marked them clean), so nothing of the batch is kept or
+// retried, and later records go to a new file. Until a repair succeeds
+// every Append first retries it, and fails if it fails.
 func (l *Log) Append(payloads [][]byte) (first, last uint64, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -321,7 +336,9 @@ func (l *Log) Append(payloads [][]byte) (first, last uint64, err error) {
 		return 0, 0, ErrClosed
 	}
 	if l.err != nil {
-		return 0, 0, l.err
+		if err := l.repairLocked(); err != nil {
+			return 0, 0, err
+		}
 	}
 	if len(payloads) == 0 {
 		return 0, 0, nil
@@ -367,12 +384,10 @@ func (l *Log) Append(payloads [][]byte) (first, last uint64, err error) {
 
 	seg := &l.segs[len(l.segs)-1]
 	if _, err := l.f.WriteAt(buf, seg.size); err != nil {
-		l.err = fmt.Errorf("wal: write %s: %w", seg.path, err)
-		return 0, 0, l.err
+		return 0, 0, l.failed(fmt.Errorf("wal: write %s: %w", seg.path, err))
 	}
-	if err := datasync(l.f); err != nil {
-		l.err = fmt.Errorf("wal: sync %s: %w", seg.path, err)
-		return 0, 0, l.err
+	if err := l.f.Datasync(); err != nil {
+		return 0, 0, l.failed(fmt.Errorf("wal: sync %s: %w", seg.path, err))
 	}
 	seg.size += int64(total)
 	l.total += int64(total)
@@ -458,7 +473,7 @@ func (l *Log) usePrepared() error {
 	if f == nil {
 		return nil // go on with the plain file
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := l.fs.SyncDir(l.dir); err != nil {
 		f.Close()
 		l.err = fmt.Errorf("wal: prepare segment %s: %w", act.path, err)
 		return l.err
@@ -474,13 +489,13 @@ func (l *Log) usePrepared() error {
 // takePrepared renames the ready prepared file to path and returns it with
 // its size; nil if there is none or the rename failed (the caller then
 // goes on with a plain file). The caller syncs the directory.
-func (l *Log) takePrepared(path string) (*os.File, int64) {
+func (l *Log) takePrepared(path string) (File, int64) {
 	f, size := l.ready, l.readySize
 	if f == nil {
 		return nil, 0
 	}
 	l.ready = nil
-	if err := os.Rename(filepath.Join(l.dir, preparedName), path); err != nil {
+	if err := l.fs.Rename(filepath.Join(l.dir, preparedName), path); err != nil {
 		f.Close()
 		l.logger.Warn("wal: using a prepared segment", "err", err)
 		return nil, 0
@@ -495,21 +510,22 @@ func (l *Log) createSegment(first uint64) error {
 	f, alloc := l.takePrepared(path)
 	if f == nil {
 		var err error
-		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err = l.fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
 			return fmt.Errorf("wal: create segment: %w", err)
 		}
 		if err := f.Sync(); err != nil {
 			f.Close()
-			os.Remove(path)
+			l.fs.Remove(path)
 			return fmt.Errorf("wal: create segment: sync %s: %w", path, err)
 		}
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := l.fs.SyncDir(l.dir); err != nil {
 		// The directory entry may or may not survive a crash. An empty last
 		// segment is valid at Open either way, but appending to it now
-		// could be lost, so stop.
+		// could be lost, so stop until a repair creates it again.
 		f.Close()
+		l.fs.Remove(path)
 		l.err = fmt.Errorf("wal: create segment %s: %w", path, err)
 		return l.err
 	}
@@ -533,7 +549,7 @@ func (l *Log) startPrepare() {
 	go func() {
 		defer l.prepWG.Done()
 		path := filepath.Join(l.dir, preparedName)
-		f, err := zeroFile(path, size)
+		f, err := zeroFile(l.fs, path, size)
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.preparing = false
@@ -542,7 +558,7 @@ func (l *Log) startPrepare() {
 			l.logger.Warn("wal: preparing a segment; appends extend files instead", "err", err)
 		case l.closed:
 			f.Close()
-			os.Remove(path)
+			l.fs.Remove(path)
 		default:
 			l.ready, l.readySize = f, size
 		}
@@ -551,8 +567,8 @@ func (l *Log) startPrepare() {
 
 // zeroFile creates path holding size zero bytes, written and synced, so
 // that later writes into it change no file metadata.
-func zeroFile(path string, size int64) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+func zeroFile(fs FS, path string, size int64) (File, error) {
+	f, err := fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -591,14 +607,14 @@ func (l *Log) TruncateBefore(seq uint64) error {
 	// Oldest first, so a crash part-way leaves a contiguous log.
 	for ; removed < n; removed++ {
 		s := l.segs[removed]
-		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := l.fs.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			rmErr = fmt.Errorf("wal: truncate: %w", err)
 			break
 		}
 		l.total -= s.size
 	}
 	l.segs = slices.Clone(l.segs[removed:])
-	if err := syncDir(l.dir); err != nil && rmErr == nil {
+	if err := l.fs.SyncDir(l.dir); err != nil && rmErr == nil {
 		rmErr = fmt.Errorf("wal: truncate: %w", err)
 	}
 	return rmErr
@@ -616,7 +632,7 @@ func (l *Log) Close() error {
 	l.buf = nil
 	if l.ready != nil {
 		l.ready.Close()
-		os.Remove(filepath.Join(l.dir, preparedName))
+		l.fs.Remove(filepath.Join(l.dir, preparedName))
 		l.ready = nil
 	}
 	var err error
@@ -777,8 +793,8 @@ func listSegments(dir string) ([]segment, error) {
 	return segs, nil
 }
 
-func truncateFile(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+func (l *Log) truncateFile(path string, size int64) error {
+	f, err := l.fs.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -791,16 +807,4 @@ func truncateFile(path string, size int64) error {
 		return err
 	}
 	return f.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return d.Close()
 }
