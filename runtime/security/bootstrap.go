@@ -94,39 +94,39 @@ func EnsureBuiltinRoles(ctx context.Context, roles *core.RoleClient, brand strin
 }
 
 // EnsureAdmin creates user admin bound to super-role when the store has no
-// users at all. The password is the given one, or a random one written to
-// out; it is never written anywhere again.
-func EnsureAdmin(ctx context.Context, users *core.UserClient, bindings *core.RoleBindingClient, password string, out io.Writer) error {
+// users at all, and reports whether it did. The password is the given one,
+// or a random one written to out; it is never written anywhere again.
+func EnsureAdmin(ctx context.Context, users *core.UserClient, bindings *core.RoleBindingClient, password string, out io.Writer) (bool, error) {
 	existing, err := users.List(ctx, listAll(1))
 	if err != nil {
-		return fmt.Errorf("security: list users: %w", err)
+		return false, fmt.Errorf("security: list users: %w", err)
 	}
 	if existing.Total > 0 {
-		return nil
+		return false, nil
 	}
 	generated := password == ""
 	if generated {
 		if password, err = randomPassword(); err != nil {
-			return err
+			return false, err
 		}
 	}
 	hash, err := authn.HashPassword(password)
 	if err != nil {
-		return fmt.Errorf("security: admin password: %w", err)
+		return false, fmt.Errorf("security: admin password: %w", err)
 	}
 	u := core.NewUser(AdminUser)
 	u.Spec.DisplayName = "Administrator"
 	u.Spec.Password = &hash
 	if _, err := users.Create(ctx, u); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
-		return fmt.Errorf("security: create admin: %w", err)
+		return false, fmt.Errorf("security: create admin: %w", err)
 	}
 	if err := bind(ctx, bindings, AdminUser, SuperRole); err != nil {
-		return err
+		return false, err
 	}
 	if generated {
 		fmt.Fprintf(out, "svc: created user %q with password %s (shown once; set SVC_ADMIN_PASSWORD to choose it)\n", AdminUser, password)
 	}
-	return nil
+	return true, nil
 }
 
 // RandomPassword returns a new random password of 20 characters.

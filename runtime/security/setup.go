@@ -73,8 +73,16 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	if err != nil {
 		return nil, err
 	}
-	if err := EnsureAdmin(ctx, uc, bc, opts.AdminPassword, opts.Out); err != nil {
+	created, err := EnsureAdmin(ctx, uc, bc, opts.AdminPassword, opts.Out)
+	if err != nil {
 		return nil, err
+	}
+	if !created && opts.AdminPassword != "" {
+		// The variable only seeds an empty store; an operator who set it on
+		// a later start would otherwise wonder why it does not sign in.
+		opts.Logger.Warn("SVC_ADMIN_PASSWORD is set but the store already has users, so it was not applied; "+
+			"change a password with PUT /apis/api.console."+opts.Brand+"/v1alpha1/users/{name}/password, "+
+			"or stop the server and run its \"admin reset\" command (docs/operations.md)")
 	}
 	resolver := rbac.NewResolver(opts.Brand)
 	// Writes of roles and bindings answer once the resolver has them.

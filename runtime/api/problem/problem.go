@@ -94,6 +94,12 @@ func From(err error) *Problem {
 		p.Status, p.Detail = http.StatusNotFound, trim(err)
 	case errors.Is(err, store.ErrConflict):
 		p.Status, p.Detail = http.StatusConflict, trim(err)
+		// A unique index clash is about one field, named like any other
+		// field error so that a form can show it beside the field.
+		var uq *store.UniqueError
+		if errors.As(err, &uq) {
+			p.Errors = []object.FieldError{{Field: uq.Index, Message: fmt.Sprintf("value %q is already used by %q", uq.Value, uq.Holder)}}
+		}
 	case errors.Is(err, store.ErrNotReady):
 		p.Status, p.Detail = http.StatusServiceUnavailable, trim(err)
 		p.header = http.Header{"Retry-After": {"1"}}

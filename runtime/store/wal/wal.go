@@ -228,9 +228,10 @@ func (l *Log) recoverSegment(sc *scanner, s *segment, isLast bool) (uint64, erro
 		return 0, fmt.Errorf("wal: repair torn tail of %s: %w", s.path, err)
 	}
 	if zeros {
-		// Preallocated space, or a write the file system allocated but
-		// never made: either way nothing acknowledged.
-		l.logger.Info("wal: dropped the zero-filled end of the last segment",
+		// Preallocated space a crash left untrimmed, or a write the file
+		// system allocated but never made: either way nothing acknowledged,
+		// so this is routine and not worth an operator's attention.
+		l.logger.Debug("wal: trimmed the unused, preallocated end of the last segment (normal after a crash; no record lost)",
 			"file", s.path, "offset", bad.off, "bytes", size-bad.off)
 	} else {
 		l.logger.Warn("wal: dropped torn tail of last segment (crash during write)",
@@ -637,6 +638,14 @@ func (l *Log) Close() error {
 	}
 	var err error
 	if l.f != nil {
+		// A clean close trims the active segment's preallocated zeros, so
+		// the next Open finds nothing to drop. Best effort: after a failure
+		// (l.err) the end is unknown, and Open repairs it either way.
+		if s := &l.segs[len(l.segs)-1]; s.alloc > s.size && l.err == nil {
+			if terr := l.f.Truncate(s.size); terr == nil && l.f.Sync() == nil {
+				s.alloc = 0
+			}
+		}
 		if cerr := l.f.Close(); cerr != nil {
 			err = fmt.Errorf("wal: close: %w", cerr)
 		}

@@ -703,9 +703,21 @@ func TestPreallocate(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, preparedName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Close left the prepared file: %v", err)
 	}
+	// A clean close trims the active segment's padding: the next Open has
+	// nothing to drop, so it says nothing about it.
+	for _, name := range segNames(t, dir) {
+		if sz := fileSize(t, filepath.Join(dir, name)); sz%frame != 0 {
+			t.Errorf("after a clean close, segment %s is %d bytes: padding left behind", name, sz)
+		}
+	}
+	logBuf.Reset()
+	debug := Options{SegmentSize: segSize, Preallocate: true, Logger: slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 
 	// Reopened, the log goes on after its last record.
-	l = mustOpen(t, dir, opts)
+	l = mustOpen(t, dir, debug)
+	if strings.Contains(logBuf.String(), "preallocated") || strings.Contains(logBuf.String(), "torn") {
+		t.Errorf("reopening a cleanly closed log reports a trimmed end: %s", logBuf.String())
+	}
 	defer l.Close()
 	appendEach(t, l, 3, recSize)
 	checkRecords(t, replayAll(t, l, 0), 1, total+3, recSize)
