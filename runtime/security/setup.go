@@ -80,8 +80,8 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	if !created && opts.AdminPassword != "" {
 		// The variable only seeds an empty store; an operator who set it on
 		// a later start would otherwise wonder why it does not sign in.
-		opts.Logger.Warn("SVC_ADMIN_PASSWORD is set but the store already has users, so it was not applied; "+
-			"change a password with PUT /apis/api.console."+opts.Brand+"/v1alpha1/users/{name}/password, "+
+		opts.Logger.Warn("SVC_ADMIN_PASSWORD is set but the store already has users, so it was not applied; " +
+			"change a password with PUT /apis/api.console." + opts.Brand + "/v1alpha1/users/{name}/password, " +
 			"or stop the server and run its \"admin reset\" command (docs/operations.md)")
 	}
 	resolver := rbac.NewResolver(opts.Brand)
