@@ -28,7 +28,7 @@ func (a *modelAPI) patch(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	apply, err := codec.ParsePatch(pt, body)
+	apply, err := codec.ParsePatchLimits(pt, body, codec.PatchLimits{MaxBytes: a.s.opts.MaxBodyBytes})
 	if err != nil {
 		return err
 	}
