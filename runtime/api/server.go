@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -106,6 +107,12 @@ type Server struct {
 	// most of what the collector had to clear while serving lists.
 	listBufs sync.Pool
 
+	// patching serialises the patches of one object (patchLock), so that
+	// patches without a version apply one after another instead of
+	// failing each other's version checks.
+	patching  [patchStripes]sync.Mutex
+	patchSeed maphash.Seed
+
 	mu          sync.Mutex // serialises rebuilds and guards routes and modelRoutes
 	routes      map[string]Routes
 	modelRoutes map[*model.Model]ModelRoutes
@@ -135,6 +142,7 @@ func New(opts Options) *Server {
 	rand.Read(b[:])
 	s := &Server{opts: opts, log: opts.Logger, bootID: hex.EncodeToString(b[:]), closing: make(chan struct{}), routes: map[string]Routes{}, modelRoutes: map[*model.Model]ModelRoutes{}}
 	s.listBufs.New = func() any { return new(bytes.Buffer) }
+	s.patchSeed = maphash.MakeSeed()
 	s.Rebuild()
 	return s
 }
