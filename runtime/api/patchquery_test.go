@@ -1,12 +1,20 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/runtime/api"
+	"github.com/svcrun/svc/runtime/rbac"
 )
 
 // TestConcurrentPatchesWithoutVersion: patches that carry no version apply
@@ -107,5 +115,82 @@ func TestHostilePatches(t *testing.T) {
 	r := e.do("POST", base, "application/json", `{"metadata":{"name":"deep"},"spec":{"name":"D","x":`+deep+`}}`)
 	if p := expectProblem(t, r, 400); !strings.Contains(p["detail"].(string), "MaxDepth") {
 		t.Errorf("deep create: detail %q does not name MaxDepth", p["detail"])
+	}
+}
+
+// poisoned is the query that net/http's URL.Query cut short: past 10,000
+// parameters it drops the rest and its error, the selector first.
+func poisoned() string {
+	var b strings.Builder
+	b.WriteString("labelSelector=grp%3Dtarget")
+	for i := range 10000 {
+		fmt.Fprintf(&b, "&x%d=1", i)
+	}
+	return b.String()
+}
+
+// TestQueryIsParsedWhole: a list, a delete-collection or a watch whose
+// query does not parse whole is refused before access control decides,
+// and nothing is listed, watched or deleted.
+func TestQueryIsParsedWhole(t *testing.T) {
+	var guarded atomic.Int64
+	var sawVerb atomic.Value
+	e := newEnvWith(t, api.Options{Guard: func(c *gin.Context) error {
+		// Admits everything, as for a super administrator; it reads the
+		// middleware's parse.
+		guarded.Add(1)
+		if info, ok := rbac.RequestInfoFrom(c.Request.Context()); ok {
+			sawVerb.Store(info.Verb)
+		}
+		return nil
+	}})
+	e.create(`{"metadata":{"name":"t1","labels":{"grp":"target"}},"spec":{"name":"T"}}`)
+	e.create(`{"metadata":{"name":"o1","labels":{"grp":"other"}},"spec":{"name":"O"}}`)
+	guarded.Store(0)
+	bad := []struct{ name, query, param string }{
+		{"past 10,000 parameters", poisoned(), "query"},
+		{"past MaxParams", "labelSelector=grp%3Dtarget" + strings.Repeat("&x=1", 64), "query"},
+		{"bad escape", "labelSelector=grp%3Dtarget&x=%zz", "x"},
+		{"semicolon", "labelSelector=grp%3Dtarget&x=1;y=2", "x"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			expectProblem(t, e.do("GET", base+"?"+tc.query, "", ""), 400, tc.param)
+			expectProblem(t, e.do("DELETE", base+"?"+tc.query, "", ""), 400, tc.param)
+			expectProblem(t, e.do("GET", base+"?watch=true&"+tc.query, "", ""), 400, tc.param)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			c, res, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.srv.URL, "http")+base+"?"+tc.query, nil)
+			if err == nil {
+				c.CloseNow()
+				t.Fatal("watch with the query was accepted")
+			}
+			if res == nil || res.StatusCode != 400 {
+				t.Errorf("watch: %v, want a 400 answer", err)
+			}
+		})
+	}
+	if n := guarded.Load(); n != 0 {
+		t.Errorf("access control decided on %d requests whose query did not parse", n)
+	}
+	for _, name := range []string{"t1", "o1"} {
+		if r := e.do("GET", base+"/"+name, "", ""); r.status != 200 || strings.Contains(string(r.body), "deletionTimestamp") {
+			t.Errorf("%s after refused requests = %d %s, want it untouched", name, r.status, r.body)
+		}
+	}
+	// Within the limit, access control and the handler read one parse.
+	l := e.do("GET", base+"?labelSelector=grp%3Dtarget&watch=false&x=1", "", "")
+	if items := l.json(t)["items"].([]any); l.status != 200 || len(items) != 1 {
+		t.Errorf("list = %d %s, want t1 alone", l.status, l.body)
+	}
+	if v, _ := sawVerb.Load().(string); v != "list" {
+		t.Errorf("access control saw verb %q, want list", v)
+	}
+	d := e.do("DELETE", base+"?labelSelector=grp%3Dtarget", "", "")
+	if items := d.json(t)["items"].([]any); d.status != 200 || len(items) != 1 {
+		t.Errorf("delete-collection = %d %s, want t1 alone", d.status, d.body)
+	}
+	if r := e.do("GET", base+"/o1", "", ""); strings.Contains(string(r.body), "deletionTimestamp") {
+		t.Errorf("o1 = %s, want it untouched", r.body)
 	}
 }
