@@ -1,6 +1,9 @@
 package codec
 
-import "fmt"
+import (
+	"bytes"
+	"fmt"
+)
 
 // MaxDepth is how deeply a request body may nest JSON objects and arrays.
 // Objects served here nest a few levels (envelope, spec, a list of
@@ -35,23 +38,38 @@ func CheckDepth(data []byte) error {
 // operations are counted before any is decoded (one fewer than there are).
 func scan(data []byte) (commas int, err error) {
 	depth := 0
-	inString := false
 	for i := 0; i < len(data); i++ {
-		switch b := data[i]; {
-		case inString && b == '\\':
-			i++ // the escaped byte cannot end the string
-		case inString:
-			inString = b != '"'
-		case b == '"':
-			inString = true
-		case b == '{' || b == '[':
+		switch data[i] {
+		case '"':
+			// To the closing quote: one not escaped by an odd run of
+			// backslashes. IndexByte makes long strings cheap.
+			j := i + 1
+			for {
+				k := bytes.IndexByte(data[j:], '"')
+				if k < 0 {
+					return commas, nil // unterminated: the decoder says so
+				}
+				j += k
+				n := 0
+				for p := j - 1; p > i && data[p] == '\\'; p-- {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+				j++
+			}
+			i = j
+		case '{', '[':
 			if depth++; depth > MaxDepth {
 				return 0, &Error{Detail: fmt.Sprintf("the JSON nests objects and arrays deeper than %d levels (at byte %d; limit MaxDepth)", MaxDepth, i)}
 			}
-		case b == '}' || b == ']':
+		case '}', ']':
 			depth--
-		case b == ',' && depth == 1:
-			commas++
+		case ',':
+			if depth == 1 {
+				commas++
+			}
 		}
 	}
 	return commas, nil

@@ -201,3 +201,17 @@ func FuzzCheckDepth(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCheckDepth3MiB scans a body at the default size limit: objects
+// of strings, numbers and escapes, as a large create would send.
+func BenchmarkCheckDepth3MiB(b *testing.B) {
+	item := `{"name":"a \"quoted\" [name]","tags":["x","y"],"age":42},`
+	body := []byte("[" + strings.Repeat(item, (3<<20)/len(item)) + "1]")
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := CheckDepth(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
