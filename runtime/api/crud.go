@@ -84,7 +84,10 @@ func boolParam(params url.Values, name string) (bool, error) {
 }
 
 func (a *modelAPI) list(c *gin.Context) error {
-	params := c.Request.URL.Query() // parsed once for every reader below
+	params, err := Query(c)
+	if err != nil {
+		return err
+	}
 	watch, err := isWatch(c, params)
 	if err != nil {
 		return err
@@ -109,7 +112,11 @@ func (a *modelAPI) get(c *gin.Context) error {
 	// control reads ?watch=true on a collection alone, so here it asked
 	// for get, and a get it is.
 	if c.IsWebsocket() {
-		return a.watch(c, c.Param("name"), c.Request.URL.Query())
+		params, err := Query(c)
+		if err != nil {
+			return err
+		}
+		return a.watch(c, c.Param("name"), params)
 	}
 	rec, err := a.st().Get(c, a.m, c.Param("name"))
 	if err != nil {
@@ -403,9 +410,13 @@ func (a *modelAPI) parseQuery(params url.Values) (query.Query, error) {
 }
 
 func (a *modelAPI) deleteCollection(c *gin.Context) error {
+	params, err := Query(c)
+	if err != nil {
+		return err
+	}
 	unlock := a.lock()
 	defer unlock()
-	q, err := a.parseQuery(c.Request.URL.Query())
+	q, err := a.parseQuery(params)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,8 @@ func ReadJSONBody(c *gin.Context) ([]byte, error) {
 	return readBody(c)
 }
 
-// readBody reads the whole request body within the server's limit.
+// readBody reads the whole request body within the server's limits: its
+// size and how deeply it nests (codec.MaxDepth).
 func readBody(c *gin.Context) ([]byte, error) {
 	body, err := io.ReadAll(c.Request.Body)
 	var tooLarge *http.MaxBytesError
@@ -42,6 +43,11 @@ func readBody(c *gin.Context) ([]byte, error) {
 		return nil, problem.New(http.StatusBadRequest, "cannot read request body: %v", err)
 	case len(bytes.TrimSpace(body)) == 0:
 		return nil, problem.Invalid("request body is empty; send the object as JSON")
+	}
+	// Before any decoder descends into it: a deep body costs the patch
+	// library quadratic memory, and every body is held to one depth.
+	if err := codec.CheckDepth(body); err != nil {
+		return nil, err
 	}
 	return body, nil
 }

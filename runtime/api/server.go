@@ -6,8 +6,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -20,6 +22,7 @@ import (
 	"github.com/svcrun/svc/runtime/api/problem"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/query"
+	"github.com/svcrun/svc/runtime/rbac"
 	"github.com/svcrun/svc/runtime/store"
 )
 
@@ -106,6 +109,12 @@ type Server struct {
 	// most of what the collector had to clear while serving lists.
 	listBufs sync.Pool
 
+	// patching serialises the patches of one object (patchLock), so that
+	// patches without a version apply one after another instead of
+	// failing each other's version checks.
+	patching  [patchStripes]sync.Mutex
+	patchSeed maphash.Seed
+
 	mu          sync.Mutex // serialises rebuilds and guards routes and modelRoutes
 	routes      map[string]Routes
 	modelRoutes map[*model.Model]ModelRoutes
@@ -135,6 +144,7 @@ func New(opts Options) *Server {
 	rand.Read(b[:])
 	s := &Server{opts: opts, log: opts.Logger, bootID: hex.EncodeToString(b[:]), closing: make(chan struct{}), routes: map[string]Routes{}, modelRoutes: map[*model.Model]ModelRoutes{}}
 	s.listBufs.New = func() any { return new(bytes.Buffer) }
+	s.patchSeed = maphash.MakeSeed()
 	s.Rebuild()
 	return s
 }
@@ -305,8 +315,9 @@ func RequestID(c *gin.Context) string {
 
 const requestIDKeyName = "svc.requestId"
 
-// middleware gives each request an id, limits its body, turns a panic into
-// a 500 problem, and writes one access-log line.
+// middleware gives each request an id, limits its body, parses its path
+// and query once (rbac.ParseRequest), turns a panic into a 500 problem,
+// and writes one access-log line.
 func (s *Server) middleware(c *gin.Context) {
 	start := time.Now()
 	id := s.bootID + "-" + strconv.FormatUint(s.reqSeq.Add(1), 36)
@@ -328,15 +339,20 @@ func (s *Server) middleware(c *gin.Context) {
 		}
 		s.opts.AccessLog.Request(c.Request.Method, c.Request.URL.Path, id, c.Writer.Status(), max(c.Writer.Size(), 0), time.Since(start))
 	}()
+	// The one parse of the request's path and query, before access
+	// control: a query that does not parse whole is refused here, and
+	// the guard and the handlers read this parse (Query), never their own.
+	info, err := rbac.ParseRequest(c.Request)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Request = c.Request.WithContext(rbac.WithRequestInfo(c.Request.Context(), &info))
 	if s.opts.Guard != nil {
 		if err := s.opts.Guard(c); err != nil {
 			s.fail(c, err)
 			return
 		}
-	}
-	if err := query.CheckRaw(c.Request.URL.RawQuery); err != nil {
-		s.fail(c, err)
-		return
 	}
 	c.Next()
 }
@@ -359,6 +375,17 @@ func (s *Server) handle(h func(c *gin.Context) error) gin.HandlerFunc {
 			s.fail(c, err)
 		}
 	}
+}
+
+// Query returns the request's query parameters as the server parsed them,
+// once and whole, before access control (rbac.RequestInfo.Query). Every
+// handler reads its query here, never with URL.Query, which drops what
+// it cannot decode without an error.
+func Query(c *gin.Context) (url.Values, error) {
+	if info, ok := rbac.RequestInfoFrom(c.Request.Context()); ok {
+		return info.Query, nil
+	}
+	return query.ParseRaw(c.Request.URL.RawQuery) // not served by a Server
 }
 
 // Fail is fail for route sets outside this package.

@@ -79,7 +79,10 @@ func (u *userCentre) list(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	v := c.Request.URL.Query()
+	v, err := api.Query(c)
+	if err != nil {
+		return err
+	}
 	// Parse first: bad parameters are 400s, and page and size come back
 	// normalised.
 	q, err := query.Parse(v)

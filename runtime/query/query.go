@@ -82,14 +82,29 @@ func Join(errs ...error) error {
 	return out
 }
 
-// CheckRaw reports the first parameter of a raw query string that does
-// not decode (a bad %-escape, or a ';', which url.ParseQuery refuses).
-// net/http's URL.Query drops such a parameter silently, so a selector
-// could vanish and a delete-collection reach more than was asked.
-func CheckRaw(raw string) error {
-	if !strings.ContainsAny(raw, "%;") {
-		return nil // nothing that can fail to decode
+// MaxParams is the most query parameters a request may have. The API
+// reads a handful (page, size, sort, labelSelector, fieldSelector, watch,
+// sendInitialEvents; selectors and sorts may repeat); a query with more
+// is refused whole rather than read in part (docs/operations.md).
+const MaxParams = 64
+
+// ParseRaw parses a raw query string whole, or not at all: a parameter
+// that does not decode (a bad %-escape, or a ';', which url.ParseQuery
+// refuses) or more than MaxParams parameters is a *ParamError. It is the
+// one parse of a request's query: net/http's URL.Query drops what it
+// cannot decode, and everything past its own cap, without a word, so a
+// selector could vanish and a delete-collection reach more than was
+// asked. An empty query is nil.
+func ParseRaw(raw string) (url.Values, error) {
+	if raw == "" {
+		return nil, nil
 	}
+	// Counted before anything is decoded, empty parameters too.
+	if n := strings.Count(raw, "&") + 1; n > MaxParams {
+		return nil, &ParamError{"query", strconv.Itoa(n) + " parameters",
+			fmt.Sprintf("at most %d parameters are accepted (limit MaxParams)", MaxParams)}
+	}
+	v := make(url.Values)
 	for raw != "" {
 		var part string
 		part, raw, _ = strings.Cut(raw, "&")
@@ -99,13 +114,18 @@ func CheckRaw(raw string) error {
 			name = key
 		}
 		if strings.Contains(part, ";") {
-			return &ParamError{name, value, "must not contain ';' (use '&' between parameters, %3B in a value)"}
+			return nil, &ParamError{name, value, "must not contain ';' (use '&' between parameters, %3B in a value)"}
 		}
-		if _, err := url.QueryUnescape(value); kerr != nil || err != nil {
-			return &ParamError{name, value, "is not URL-encoded properly (a '%' must start an escape such as %25)"}
+		if part == "" {
+			continue
 		}
+		val, err := url.QueryUnescape(value)
+		if kerr != nil || err != nil {
+			return nil, &ParamError{name, value, "is not URL-encoded properly (a '%' must start an escape such as %25)"}
+		}
+		v[name] = append(v[name], val)
 	}
-	return nil
+	return v, nil
 }
 
 // Parse reads page, size, sort, labelSelector and fieldSelector from a

@@ -212,7 +212,8 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-func TestCheckRaw(t *testing.T) {
+func TestParseRaw(t *testing.T) {
+	many := strings.Repeat("x=1&", MaxParams-1)
 	for _, tc := range []struct {
 		raw, param string // param "" means no error
 	}{
@@ -224,27 +225,48 @@ func TestCheckRaw(t *testing.T) {
 		{"a%2=1", "a%2"},
 		{"x=1;y=2", "x"},
 		{"q=100%25", ""},
+		{many + "labelSelector=a%3Db", ""},
+		{many + "x=1&labelSelector=a%3Db", "query"},
+		{strings.Repeat("&", MaxParams), "query"},
 	} {
-		err := CheckRaw(tc.raw)
+		v, err := ParseRaw(tc.raw)
 		var pe *ParamError
 		switch {
 		case tc.param == "" && err != nil:
-			t.Errorf("CheckRaw(%q) = %v, want nil", tc.raw, err)
+			t.Errorf("ParseRaw(%q) = %v, want nil", tc.raw, err)
 		case tc.param != "" && (!errors.As(err, &pe) || pe.Param != tc.param):
-			t.Errorf("CheckRaw(%q) = %v, want a *ParamError naming %q", tc.raw, err, tc.param)
+			t.Errorf("ParseRaw(%q) = %v, want a *ParamError naming %q", tc.raw, err, tc.param)
+		case tc.param != "" && v != nil:
+			t.Errorf("ParseRaw(%q) = %v with its error, want no values", tc.raw, v)
 		}
+	}
+	// The tail of a long query is kept, unlike URL.Query past its cap.
+	v, err := ParseRaw(many + "labelSelector=a%3Db")
+	if err != nil || v.Get("labelSelector") != "a=b" {
+		t.Errorf("ParseRaw(%d parameters) = %v, %v; want labelSelector a=b", MaxParams, v, err)
 	}
 }
 
-// FuzzCheckRaw: CheckRaw refuses exactly what url.ParseQuery refuses.
-func FuzzCheckRaw(f *testing.F) {
-	for _, s := range []string{"", "a=1&b=%3D", "a=%zz", "%", "a;b", "a=%2", "k%3d=v", "&&=&"} {
+// FuzzParseRaw: within MaxParams, ParseRaw refuses exactly what
+// url.ParseQuery refuses and otherwise gives the same values.
+func FuzzParseRaw(f *testing.F) {
+	for _, s := range []string{"", "a=1&b=%3D", "a=%zz", "%", "a;b", "a=%2", "k%3d=v", "&&=&", "a=1&a=2&b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		_, perr := url.ParseQuery(raw)
-		if cerr := CheckRaw(raw); (cerr == nil) != (perr == nil) {
-			t.Fatalf("CheckRaw(%q) = %v but url.ParseQuery gives %v", raw, cerr, perr)
+		got, err := ParseRaw(raw)
+		if strings.Count(raw, "&")+1 > MaxParams {
+			if err == nil {
+				t.Fatalf("ParseRaw(%q) accepted more than %d parameters", raw, MaxParams)
+			}
+			return
+		}
+		want, perr := url.ParseQuery(raw)
+		if (err == nil) != (perr == nil) {
+			t.Fatalf("ParseRaw(%q) = %v but url.ParseQuery gives %v", raw, err, perr)
+		}
+		if err == nil && (len(got) != 0 || len(want) != 0) && !reflect.DeepEqual(got, want) {
+			t.Fatalf("ParseRaw(%q) = %v, url.ParseQuery = %v", raw, got, want)
 		}
 	})
 }

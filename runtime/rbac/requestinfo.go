@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/svcrun/svc/runtime/query"
 )
 
 // RequestInfo is what access control knows about a request: either a
@@ -37,6 +39,10 @@ type RequestInfo struct {
 	SubName string
 	// Parts are the path segments from the resource on.
 	Parts []string
+	// Query is the request's query as ParseRequestInfo was given it: the
+	// one parse of it (ParseRequest), which handlers read too, so that
+	// they act on exactly what access control decided on.
+	Query url.Values
 }
 
 // CombinedResource is the resource as rules name it: "persons" or
@@ -57,14 +63,20 @@ func (r *RequestInfo) ResourceName() string {
 	return r.Name + "/" + r.SubName
 }
 
-// ParseRequest parses r's method, URL path, query and WebSocket upgrade
-// headers with ParseRequestInfo.
-func ParseRequest(r *http.Request) RequestInfo {
-	var q url.Values // most requests have no query: skip the empty map
-	if r.URL.RawQuery != "" {
-		q = r.URL.Query()
+// ParseRequest returns the request info of r: the one the middleware
+// stored on r's context (WithRequestInfo), or else r's method, URL path,
+// query and WebSocket upgrade headers parsed with ParseRequestInfo. A
+// query that does not parse whole (query.ParseRaw) is an error: access
+// control must not decide on part of a request.
+func ParseRequest(r *http.Request) (RequestInfo, error) {
+	if info, ok := RequestInfoFrom(r.Context()); ok {
+		return *info, nil
 	}
-	return ParseRequestInfo(r.Method, r.URL.Path, q, IsWebSocketUpgrade(r.Header))
+	q, err := query.ParseRaw(r.URL.RawQuery)
+	if err != nil {
+		return RequestInfo{}, err
+	}
+	return ParseRequestInfo(r.Method, r.URL.Path, q, IsWebSocketUpgrade(r.Header)), nil
 }
 
 // ParseRequestInfo classifies a request for access control. Accepted
@@ -89,8 +101,8 @@ func ParseRequest(r *http.Request) RequestInfo {
 // a non-resource request whose verb is the lower-case method. Namespaces
 // are not parsed: svc and Halo have no namespaced paths, so "namespaces" is
 // an ordinary resource name here.
-func ParseRequestInfo(method, path string, query url.Values, websocketUpgrade bool) RequestInfo {
-	info := RequestInfo{Path: path, Verb: lowerMethod(method)}
+func ParseRequestInfo(method, path string, params url.Values, websocketUpgrade bool) RequestInfo {
+	info := RequestInfo{Path: path, Verb: lowerMethod(method), Query: params}
 
 	parts := splitPath(path)
 	if len(parts) < 3 || (parts[0] != "api" && parts[0] != "apis") {
@@ -142,7 +154,7 @@ func ParseRequestInfo(method, path string, query url.Values, websocketUpgrade bo
 		info.IsResourceRequest = false
 	case verb == VerbGet && info.Name == "":
 		verb = VerbList
-		if watchQuery(query) {
+		if watchQuery(params) {
 			verb = VerbWatch
 		}
 	case verb == VerbDelete && info.Name == "":

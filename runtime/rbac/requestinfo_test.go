@@ -124,6 +124,8 @@ func TestParseRequestInfo(t *testing.T) {
 			got := parse(t, tc.method, tc.url, tc.upgrade)
 			want := tc.want
 			want.Path = strings.SplitN(tc.url, "?", 2)[0]
+			_, rawQuery, _ := strings.Cut(tc.url, "?")
+			want.Query, _ = url.ParseQuery(rawQuery) // handed through as given
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s %s upgrade=%v:\n got %+v\nwant %+v", tc.method, tc.url, tc.upgrade, got, want)
 			}
@@ -265,14 +267,41 @@ func TestParseRequest(t *testing.T) {
 			for k, v := range tc.headers {
 				r.Header.Set(k, v)
 			}
-			if got := ParseRequest(r).Verb; got != tc.want {
-				t.Errorf("headers %v: verb %q, want %q", tc.headers, got, tc.want)
+			if got, err := ParseRequest(r); err != nil || got.Verb != tc.want {
+				t.Errorf("headers %v: verb %q, %v; want %q", tc.headers, got.Verb, err, tc.want)
 			}
 		})
 	}
 	r := httptest.NewRequest(http.MethodGet, "/apis/people.example.com/v1alpha1/persons?watch=true", nil)
-	if got := ParseRequest(r).Verb; got != "watch" {
-		t.Errorf("?watch=true: verb %q, want watch", got)
+	if got, err := ParseRequest(r); err != nil || got.Verb != "watch" {
+		t.Errorf("?watch=true: verb %q, %v; want watch", got.Verb, err)
+	}
+}
+
+// TestParseRequestRefusesAPartQuery: a query that does not parse whole is
+// an error, never a decision on what did parse. URL.Query drops the rest
+// past 10,000 parameters, ?watch=true included.
+func TestParseRequestRefusesAPartQuery(t *testing.T) {
+	for _, raw := range []string{
+		strings.Repeat("x=1&", 10000) + "watch=true",
+		"watch=true;x=1",
+		"watch=%zz",
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/apis/people.example.com/v1alpha1/persons?"+raw, nil)
+		if info, err := ParseRequest(r); err == nil {
+			t.Errorf("ParseRequest(?%.40s…) = verb %q, want an error", raw, info.Verb)
+		}
+	}
+}
+
+// TestParseRequestReadsTheContext: the middleware's parse is the one
+// access control reads.
+func TestParseRequestReadsTheContext(t *testing.T) {
+	r := httptest.NewRequest(http.MethodGet, "/apis/people.example.com/v1alpha1/persons?watch=%zz", nil)
+	info := ParseRequestInfo(r.Method, r.URL.Path, url.Values{"watch": {"true"}}, false)
+	got, err := ParseRequest(r.WithContext(WithRequestInfo(r.Context(), &info)))
+	if err != nil || got.Verb != "watch" || got.Query.Get("watch") != "true" {
+		t.Errorf("ParseRequest = %+v, %v; want the stored info", got, err)
 	}
 }
 

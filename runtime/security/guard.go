@@ -23,8 +23,11 @@ type Guard struct {
 
 // Check is the api.Options.Guard hook.
 func (g *Guard) Check(c *gin.Context) error {
+	info, err := rbac.ParseRequest(c.Request)
+	if err != nil {
+		return err // a query that does not parse whole: 400, no decision
+	}
 	id, err := g.Authn.Authenticate(c.Request.Context(), c.Request.Header)
-	info := rbac.ParseRequest(c.Request)
 	if err != nil {
 		// A 401 is for requests that need credentials (CONTRACT §5): a
 		// public path (/healthz for a probe with stale credentials) is

@@ -63,6 +63,7 @@ func From(err error) *Problem {
 		se  *selector.Error
 		ce  *codec.Error
 		ue  *store.UnavailableError
+		le  *codec.LimitError
 	)
 	var qes query.Errors
 	p := &Problem{Type: "about:blank"}
@@ -82,6 +83,8 @@ func From(err error) *Problem {
 		p.Status, p.Detail, p.Errors, p.header = pe.Status, pe.Detail, pe.Errors, pe.Header
 	case errors.As(err, &ce):
 		p.Status, p.Detail, p.Errors = http.StatusBadRequest, ce.Detail, ce.Fields
+	case errors.As(err, &le):
+		p.Status, p.Detail = http.StatusRequestEntityTooLarge, le.Error()
 	case errors.As(err, &inv):
 		p.Status, p.Detail, p.Errors = http.StatusBadRequest, "the object is invalid; see errors", inv.Errors
 	case errors.As(err, &qe):
