@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -413,6 +415,19 @@ func (a *modelAPI) deleteCollection(c *gin.Context) error {
 	params, err := Query(c)
 	if err != nil {
 		return err
+	}
+	// A list ignores parameters it does not know, as Kubernetes does; a
+	// delete does not, since a misspelt selector would otherwise delete
+	// the whole collection.
+	var unknown query.Errors
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if k != "labelSelector" && k != "fieldSelector" {
+			unknown = append(unknown, &query.ParamError{Param: k, Value: params.Get(k),
+				Reason: "a collection delete takes only labelSelector and fieldSelector; nothing was deleted"})
+		}
+	}
+	if len(unknown) > 0 {
+		return unknown
 	}
 	unlock := a.lock()
 	defer unlock()

@@ -186,6 +186,15 @@ func TestQueryIsParsedWhole(t *testing.T) {
 	if v, _ := sawVerb.Load().(string); v != "list" {
 		t.Errorf("access control saw verb %q, want list", v)
 	}
+	// A misspelt selector on a delete is refused, not ignored: ignoring it
+	// would delete the whole collection.
+	expectProblem(t, e.do("DELETE", base+"?labelSelctor=grp%3Dtarget", "", ""), 400, "labelSelctor")
+	expectProblem(t, e.do("DELETE", base+"?labelSelector=grp%3Dtarget&size=1", "", ""), 400, "size")
+	for _, name := range []string{"t1", "o1"} {
+		if r := e.do("GET", base+"/"+name, "", ""); r.status != 200 || strings.Contains(string(r.body), "deletionTimestamp") {
+			t.Errorf("%s after a misspelt delete = %d %s, want it untouched", name, r.status, r.body)
+		}
+	}
 	d := e.do("DELETE", base+"?labelSelector=grp%3Dtarget", "", "")
 	if items := d.json(t)["items"].([]any); d.status != 200 || len(items) != 1 {
 		t.Errorf("delete-collection = %d %s, want t1 alone", d.status, d.body)
