@@ -426,15 +426,16 @@ func (a *modelAPI) deleteCollection(c *gin.Context) error {
 				Reason: "a collection delete takes only labelSelector and fieldSelector; nothing was deleted"})
 		}
 	}
+	// Every bad parameter is named at once.
+	q, err := a.parseQuery(params)
+	if err != nil {
+		return query.Join(unknown, err)
+	}
 	if len(unknown) > 0 {
-		return unknown
+		return query.Join(unknown, store.CheckQuery(a.m, q))
 	}
 	unlock := a.lock()
 	defer unlock()
-	q, err := a.parseQuery(params)
-	if err != nil {
-		return err
-	}
 	if a.m.Protected != nil || a.m.AdmitDelete != nil {
 		// Refuse the whole request if it would reach a protected object,
 		// or its admission refuses what it would delete.
