@@ -24,7 +24,6 @@ import (
 	"hash"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -249,10 +248,9 @@ func (a *Authenticator) basic(ctx context.Context, cred, remoteAddr string) (Ide
 	case len(pw) > MaxPasswordLen:
 		return a.fail(ctx, scheme, "password longer than bcrypt accepts", "")
 	}
-	from := clientPrefix(remoteAddr)
 	u, err := a.user(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		if terr := a.checkDecoy(ctx, name, pw, from); terr != nil {
+		if terr := a.checkDecoy(ctx, name, pw, remoteAddr); terr != nil {
 			return Identity{}, terr
 		}
 		// The name is not logged: people type passwords into it.
@@ -267,14 +265,14 @@ func (a *Authenticator) basic(ctx context.Context, cred, remoteAddr string) (Ide
 		stored = *u.Spec.Password
 	}
 	if stored == "" {
-		if terr := a.checkDecoy(ctx, name, pw, from); terr != nil {
+		if terr := a.checkDecoy(ctx, name, pw, remoteAddr); terr != nil {
 			return Identity{}, terr
 		}
 		return a.fail(ctx, scheme, "user has no password", name)
 	}
 	// The password is checked before the user's state, so that a failed
 	// attempt does not tell a stranger whether the user is disabled.
-	ok, terr := a.verify(ctx, name, pw, stored, from)
+	ok, terr := a.verify(ctx, name, pw, stored, remoteAddr)
 	if terr != nil {
 		return Identity{}, terr
 	}
@@ -291,12 +289,12 @@ func (a *Authenticator) basic(ctx context.Context, cred, remoteAddr string) (Ide
 // with bcrypt once the brake admits the attempt. A refusal is returned
 // before bcrypt runs; the answer for an unknown user (the decoy) and a
 // known one is the same, so that the brake reveals no user names.
-func (a *Authenticator) verify(ctx context.Context, name, pw, stored string, from netip.Prefix) (bool, *ThrottledError) {
+func (a *Authenticator) verify(ctx context.Context, name, pw, stored, remoteAddr string) (bool, *ThrottledError) {
 	k, hit := a.cached(name, pw, stored)
 	if hit {
 		return true, nil
 	}
-	return a.checkMiss(ctx, k, name, pw, stored, from)
+	return a.checkMiss(ctx, k, name, pw, stored, remoteAddr)
 }
 
 // cached returns the credential's cache key and whether the cache vouches
@@ -323,9 +321,9 @@ func (a *Authenticator) cached(name, pw, stored string) (credKey, bool) {
 
 // checkMiss runs bcrypt, once the brake admits it, for a credential the
 // cache does not hold (key k).
-func (a *Authenticator) checkMiss(ctx context.Context, k credKey, name, pw, stored string, from netip.Prefix) (bool, *ThrottledError) {
+func (a *Authenticator) checkMiss(ctx context.Context, k credKey, name, pw, stored, remoteAddr string) (bool, *ThrottledError) {
 	check := func() missResult {
-		adm, terr := a.brake.admit(ctx, a.now(), "basic", name, true, from)
+		adm, terr := a.brake.admit(ctx, a.now(), "basic", name, true, clientPrefix(remoteAddr))
 		if terr != nil {
 			return missResult{terr: terr}
 		}
@@ -364,7 +362,7 @@ type missResult struct {
 // shared, a burst of one credential would answer fast for a user who
 // exists and slowly for one who does not. verify never remembers it, as
 // it remembers no failure.
-func (a *Authenticator) checkDecoy(ctx context.Context, name, pw string, from netip.Prefix) *ThrottledError {
+func (a *Authenticator) checkDecoy(ctx context.Context, name, pw, remoteAddr string) *ThrottledError {
 	a.decoyOnce.Do(func() {
 		var b [18]byte
 		_, _ = rand.Read(b[:])
@@ -372,7 +370,7 @@ func (a *Authenticator) checkDecoy(ctx context.Context, name, pw string, from ne
 		// nothing; sign-ins still fail as they should.
 		a.decoy, _ = HashPasswordCost(hex.EncodeToString(b[:]), a.cost)
 	})
-	_, terr := a.verify(ctx, name, pw, a.decoy, from)
+	_, terr := a.verify(ctx, name, pw, a.decoy, remoteAddr)
 	return terr
 }
 

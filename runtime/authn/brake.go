@@ -171,6 +171,9 @@ func (b *brake) settle(now time.Time, adm admission, failed bool) {
 // the whole /64. An address that does not parse (none, or a test's pipe)
 // has no bucket.
 func clientPrefix(remote string) netip.Prefix {
+	if remote == "" {
+		return netip.Prefix{} // without the parse error's allocation
+	}
 	ap, err := netip.ParseAddrPort(remote)
 	if err != nil {
 		return netip.Prefix{}
