@@ -16,7 +16,7 @@ import (
 // Defaults of the failed sign-in brake (Options.Brake). Every password
 // check the credential cache cannot answer, and every unknown token, must
 // first be admitted by two token buckets: its user name's and its client
-// address's. A failure spends a token; a success gives it back.
+// address's. A failure spends a token; a success spends none.
 const (
 	// DefaultUserFailures failed sign-ins are allowed at once per user
 	// name, then one more per DefaultUserEvery.
@@ -83,22 +83,22 @@ func newBrake(o Brake, log *slog.Logger) *brake {
 	}
 	b := &brake{seed: maphash.MakeSeed(), log: log}
 	if o.UserFailures >= 0 {
-		b.users = newBuckets[uint64](LimitUser, cmp(o.UserFailures, DefaultUserFailures), cmpd(o.UserEvery, DefaultUserEvery), o.Entries)
+		b.users = newBuckets[uint64](LimitUser, orDefault(o.UserFailures, DefaultUserFailures), orDefaultD(o.UserEvery, DefaultUserEvery), o.Entries)
 	}
 	if o.AddrFailures >= 0 {
-		b.addrs = newBuckets[netip.Prefix](LimitAddr, cmp(o.AddrFailures, DefaultAddrFailures), cmpd(o.AddrEvery, DefaultAddrEvery), o.Entries)
+		b.addrs = newBuckets[netip.Prefix](LimitAddr, orDefault(o.AddrFailures, DefaultAddrFailures), orDefaultD(o.AddrEvery, DefaultAddrEvery), o.Entries)
 	}
 	return b
 }
 
-func cmp(v, def int) int {
+func orDefault(v, def int) int {
 	if v == 0 {
 		return def
 	}
 	return v
 }
 
-func cmpd(v, def time.Duration) time.Duration {
+func orDefaultD(v, def time.Duration) time.Duration {
 	if v <= 0 {
 		return def
 	}
