@@ -155,8 +155,8 @@ func (b *brake) refused(ctx context.Context, scheme string, terr *ThrottledError
 		slog.String("client", client), slog.Duration("retryAfter", terr.RetryAfter))
 }
 
-// settle ends an admission: a failure spends its token, a success gives
-// it back.
+// settle ends an admission: a failure spends the token it reserved, a
+// success leaves it.
 func (b *brake) settle(now time.Time, adm admission, failed bool) {
 	if adm.hasUser {
 		b.users.settle(now, adm.user, failed)
