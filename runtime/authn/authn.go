@@ -81,6 +81,9 @@ type Options struct {
 	// takes as long as a wrong password and does not reveal which users
 	// exist.
 	PasswordCost int
+	// Brake limits failed sign-ins per user name and client address;
+	// the zero value takes the defaults (DefaultUserFailures, ...).
+	Brake Brake
 }
 
 // Authenticator checks request credentials against the store. It is safe
@@ -105,6 +108,10 @@ type Authenticator struct {
 
 	decoyOnce sync.Once
 	decoy     string
+
+	// brake refuses password checks and token look-ups, before they
+	// run, for names and addresses with too many recent failures.
+	brake *brake
 
 	// users and tokens skip decoding what did not change since last seen;
 	// tokens are keyed by their hash.
@@ -164,6 +171,7 @@ func New(users *core.UserClient, tokens *core.PersonalAccessTokenClient, opts Op
 	if a.cost == 0 {
 		a.cost = bcrypt.DefaultCost
 	}
+	a.brake = newBrake(opts.Brake, a.log)
 	size := opts.CacheSize
 	if size == 0 {
 		size = DefaultCacheSize
@@ -182,8 +190,18 @@ func New(users *core.UserClient, tokens *core.PersonalAccessTokenClient, opts Op
 // Authenticate returns the identity the request's Authorization header
 // proves. With no header the request is anonymous: a zero Identity and no
 // error. Bad credentials of any kind are ErrUnauthorized; any other error
-// means the store could not be read.
+// means the store could not be read. It knows no client address: only
+// the per user name brake applies.
 func (a *Authenticator) Authenticate(ctx context.Context, header http.Header) (Identity, error) {
+	return a.AuthenticateFrom(ctx, header, "")
+}
+
+// AuthenticateFrom is Authenticate for a request from remoteAddr
+// (http.Request.RemoteAddr). A sign-in that would need a password check
+// or token look-up while its user name or address has failed too often
+// lately is refused unchecked with a *ThrottledError; a credential the
+// cache already vouches for is never refused.
+func (a *Authenticator) AuthenticateFrom(ctx context.Context, header http.Header, remoteAddr string) (Identity, error) {
 	vals := header.Values("Authorization")
 	if len(vals) == 0 {
 		return Identity{}, nil
@@ -195,9 +213,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, header http.Header) (I
 	cred = strings.TrimSpace(cred)
 	switch {
 	case strings.EqualFold(scheme, "Basic"):
-		return a.basic(ctx, cred)
+		return a.basic(ctx, cred, remoteAddr)
 	case strings.EqualFold(scheme, "Bearer"):
-		return a.bearer(ctx, cred)
+		return a.bearer(ctx, cred, remoteAddr)
 	}
 	return a.fail(ctx, "", "unsupported or malformed Authorization header", "")
 }
@@ -211,7 +229,7 @@ func (a *Authenticator) Forget(username string) {
 	}
 }
 
-func (a *Authenticator) basic(ctx context.Context, cred string) (Identity, error) {
+func (a *Authenticator) basic(ctx context.Context, cred, remoteAddr string) (Identity, error) {
 	const scheme = "basic"
 	if cred == "" || len(cred) > maxBasicLen {
 		return a.fail(ctx, scheme, "malformed credentials", "")
@@ -232,7 +250,9 @@ func (a *Authenticator) basic(ctx context.Context, cred string) (Identity, error
 	}
 	u, err := a.user(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
-		a.checkDecoy(name, pw)
+		if terr := a.checkDecoy(ctx, name, pw, remoteAddr); terr != nil {
+			return Identity{}, terr
+		}
 		// The name is not logged: people type passwords into it.
 		return a.fail(ctx, scheme, "unknown user", "")
 	}
@@ -245,12 +265,18 @@ func (a *Authenticator) basic(ctx context.Context, cred string) (Identity, error
 		stored = *u.Spec.Password
 	}
 	if stored == "" {
-		a.checkDecoy(name, pw)
+		if terr := a.checkDecoy(ctx, name, pw, remoteAddr); terr != nil {
+			return Identity{}, terr
+		}
 		return a.fail(ctx, scheme, "user has no password", name)
 	}
 	// The password is checked before the user's state, so that a failed
 	// attempt does not tell a stranger whether the user is disabled.
-	if !a.verify(name, pw, stored) {
+	ok, terr := a.verify(ctx, name, pw, stored, remoteAddr)
+	if terr != nil {
+		return Identity{}, terr
+	}
+	if !ok {
 		return a.fail(ctx, scheme, "wrong password", name)
 	}
 	if reason := unusable(u); reason != "" {
@@ -259,16 +285,29 @@ func (a *Authenticator) basic(ctx context.Context, cred string) (Identity, error
 	return Identity{User: name, Authenticated: true}, nil
 }
 
-// verify checks pw against the user's stored hash, through the cache.
-func (a *Authenticator) verify(name, pw, stored string) bool {
+// verify checks pw against the user's stored hash: through the cache, or
+// with bcrypt once the brake admits the attempt. A refusal is returned
+// before bcrypt runs; the answer for an unknown user (the decoy) and a
+// known one is the same, so that the brake reveals no user names.
+func (a *Authenticator) verify(ctx context.Context, name, pw, stored, remoteAddr string) (bool, *ThrottledError) {
+	k, hit := a.cached(name, pw, stored)
+	if hit {
+		return true, nil
+	}
+	return a.checkMiss(ctx, k, name, pw, stored, remoteAddr)
+}
+
+// cached returns the credential's cache key and whether the cache vouches
+// for it against the stored hash.
+func (a *Authenticator) cached(name, pw, stored string) (credKey, bool) {
+	var k credKey
 	if a.cache == nil {
-		return a.check(stored, pw)
+		return k, false
 	}
 	s := a.macs.Get().(*scratch)
 	s.buf = append(append(append(s.buf[:0], name...), 0), pw...)
 	s.mac.Reset()
 	s.mac.Write(s.buf)
-	var k credKey
 	copy(k[:], s.mac.Sum(s.sum[:0]))
 	hit := false
 	if user, hash, ok := a.cache.get(k); ok && user == name {
@@ -277,20 +316,44 @@ func (a *Authenticator) verify(name, pw, stored string) bool {
 	}
 	clear(s.buf) // it held the password
 	a.macs.Put(s)
-	if hit {
-		return true
+	return k, hit
+}
+
+// checkMiss runs bcrypt, once the brake admits it, for a credential the
+// cache does not hold (key k).
+func (a *Authenticator) checkMiss(ctx context.Context, k credKey, name, pw, stored, remoteAddr string) (bool, *ThrottledError) {
+	check := func() missResult {
+		adm, terr := a.brake.admit(ctx, a.now(), "basic", name, true, clientPrefix(remoteAddr))
+		if terr != nil {
+			return missResult{terr: terr}
+		}
+		ok := a.check(stored, pw)
+		a.brake.settle(a.now(), adm, !ok)
+		return missResult{ok: ok}
+	}
+	if a.cache == nil {
+		r := check()
+		return r.ok, r.terr
 	}
 	// The flight is keyed by the credential's HMAC and the stored hash,
 	// never the password; it remembers the entry before it ends, so that
-	// later arrivals find it in the cache.
-	ok, _, _ := a.misses.Do(string(k[:])+stored, func() (any, error) {
-		if !a.check(stored, pw) {
-			return false, nil // failures are never remembered
+	// later arrivals find it in the cache. Sharing it, concurrent
+	// identical attempts also share one admission by the brake: they
+	// cost one check.
+	v, _, _ := a.misses.Do(string(k[:])+stored, func() (any, error) {
+		r := check()
+		if r.ok {
+			a.cache.put(k, name, stored) // failures are never remembered
 		}
-		a.cache.put(k, name, stored)
-		return true, nil
+		return r, nil
 	})
-	return ok.(bool)
+	r := v.(missResult)
+	return r.ok, r.terr
+}
+
+type missResult struct {
+	ok   bool
+	terr *ThrottledError
 }
 
 // checkDecoy spends the time of a password check on a hash no password
@@ -299,7 +362,7 @@ func (a *Authenticator) verify(name, pw, stored string) bool {
 // shared, a burst of one credential would answer fast for a user who
 // exists and slowly for one who does not. verify never remembers it, as
 // it remembers no failure.
-func (a *Authenticator) checkDecoy(name, pw string) {
+func (a *Authenticator) checkDecoy(ctx context.Context, name, pw, remoteAddr string) *ThrottledError {
 	a.decoyOnce.Do(func() {
 		var b [18]byte
 		_, _ = rand.Read(b[:])
@@ -307,15 +370,27 @@ func (a *Authenticator) checkDecoy(name, pw string) {
 		// nothing; sign-ins still fail as they should.
 		a.decoy, _ = HashPasswordCost(hex.EncodeToString(b[:]), a.cost)
 	})
-	a.verify(name, pw, a.decoy)
+	_, terr := a.verify(ctx, name, pw, a.decoy, remoteAddr)
+	return terr
 }
 
-func (a *Authenticator) bearer(ctx context.Context, token string) (Identity, error) {
+func (a *Authenticator) bearer(ctx context.Context, token, remoteAddr string) (id Identity, err error) {
 	const scheme = "bearer"
 	if len(token) <= len(TokenPrefix) || len(token) > maxBearerLen || !strings.HasPrefix(token, TokenPrefix) {
 		return a.fail(ctx, scheme, "not a personal access token", "")
 	}
 	want := HashToken(token)
+	// A token seen before (which takes guessing 256 bits) is looked up
+	// however its address fares; any other must be admitted by the
+	// address's brake first, so that guessing tokens is as slow as
+	// guessing passwords.
+	if !a.decodedTokens.has(want) {
+		adm, terr := a.brake.admit(ctx, a.now(), scheme, "", false, clientPrefix(remoteAddr))
+		if terr != nil {
+			return Identity{}, terr
+		}
+		defer func() { a.brake.settle(a.now(), adm, errors.Is(err, ErrUnauthorized)) }()
+	}
 	t, err := a.token(ctx, want)
 	if err != nil {
 		return Identity{}, fmt.Errorf("authn: look up token: %w", err)
@@ -347,7 +422,7 @@ func (a *Authenticator) bearer(ctx context.Context, token string) (Identity, err
 		// Made by an earlier user of the same name, deleted since.
 		return a.fail(ctx, scheme, "token "+t.Metadata.Name+" predates its user", t.Spec.Username)
 	}
-	id := Identity{User: u.Metadata.Name, Authenticated: true, TokenName: t.Metadata.Name}
+	id = Identity{User: u.Metadata.Name, Authenticated: true, TokenName: t.Metadata.Name}
 	// A token is always limited to its roles, none included (never "all
 	// of the user's": roles granted after the token was made would reach
 	// it). A copy, so that whoever holds the identity cannot alter the

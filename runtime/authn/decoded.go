@@ -46,3 +46,11 @@ func (c *decodedCache[T]) get(key string, rec *store.Record, decode func(*store.
 	c.mu.Unlock()
 	return obj, nil
 }
+
+// has reports whether key holds an object.
+func (c *decodedCache[T]) has(key string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.m[key]
+	return ok
+}

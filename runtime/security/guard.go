@@ -1,7 +1,10 @@
 package security
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api/problem"
@@ -27,7 +30,7 @@ func (g *Guard) Check(c *gin.Context) error {
 	if err != nil {
 		return err // a query that does not parse whole: 400, no decision
 	}
-	id, err := g.Authn.Authenticate(c.Request.Context(), c.Request.Header)
+	id, err := g.Authn.AuthenticateFrom(c.Request.Context(), c.Request.Header, c.Request.RemoteAddr)
 	if err != nil {
 		// A 401 is for requests that need credentials (CONTRACT §5): a
 		// public path (/healthz for a probe with stale credentials) is
@@ -35,6 +38,10 @@ func (g *Guard) Check(c *gin.Context) error {
 		if anon := (authn.Identity{}); g.allows(anon, &info) {
 			c.Set(identityKey, anon)
 			return nil
+		}
+		var terr *authn.ThrottledError
+		if errors.As(err, &terr) {
+			return throttled(terr)
 		}
 		return unauthorized("the credentials are not valid")
 	}
@@ -78,6 +85,13 @@ func describe(info *rbac.RequestInfo) string {
 
 func unauthorized(detail string) error {
 	return &problem.Error{Status: http.StatusUnauthorized, Detail: detail, Header: http.Header{"Www-Authenticate": {Challenge}}}
+}
+
+// throttled is the 429 of a sign-in the brake refused unchecked.
+func throttled(terr *authn.ThrottledError) error {
+	return &problem.Error{Status: http.StatusTooManyRequests,
+		Detail: fmt.Sprintf("too many failed sign-ins: limit %q reached; retry in %d s", terr.Limit, terr.RetryAfterSeconds()),
+		Header: http.Header{"Retry-After": {strconv.Itoa(terr.RetryAfterSeconds())}}}
 }
 
 // IdentityOf returns the identity the guard established for c.

@@ -69,6 +69,14 @@ type Flags struct {
 	// CPUProfile names a file to write a CPU profile to, from start to
 	// shutdown (diagnostics; empty for none).
 	CPUProfile string
+	// Connection timeouts and limits; zero takes the Default..., a
+	// negative value turns one off.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxConns          int
+	MaxConnsPerClient int
 }
 
 // ParseFlags reads args; the environment variable SVC_BRAND_DOMAIN is the
@@ -87,6 +95,12 @@ func ParseFlags(args []string, stderr io.Writer) (Flags, error) {
 	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&f.Memory, "memory", false, "keep data in memory only (nothing is persisted)")
 	fs.StringVar(&f.CPUProfile, "cpu-profile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
+	fs.DurationVar(&f.ReadHeaderTimeout, "read-header-timeout", DefaultReadHeaderTimeout, "time allowed to read a request's headers (negative: none)")
+	fs.DurationVar(&f.ReadTimeout, "read-timeout", DefaultReadTimeout, "time allowed to read a whole request, headers and body (negative: none)")
+	fs.DurationVar(&f.WriteTimeout, "write-timeout", DefaultWriteTimeout, "time allowed to handle a request and write the answer, from the end of its headers; watches are exempt (negative: none)")
+	fs.DurationVar(&f.IdleTimeout, "idle-timeout", DefaultIdleTimeout, "time a kept-alive connection may wait for its next request (negative: none)")
+	fs.IntVar(&f.MaxConns, "max-conns", DefaultMaxConns, "open connections at most, watches included; more wait to be accepted (negative: no limit)")
+	fs.IntVar(&f.MaxConnsPerClient, "max-conns-per-client", DefaultMaxConnsPerClient, "open connections at most from one client address (IPv6: one /64); more are answered 429 (negative: no limit)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -192,6 +206,7 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 	if f.BrandDomain == "" {
 		f.BrandDomain = DefaultBrand
 	}
+	f.connDefaults()
 	dir := f.DataDir
 	if f.Memory {
 		dir = ""
@@ -259,7 +274,9 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 		},
 		Settle: sec.Settle})
 	s := &Server{
-		HTTP:     &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
+		HTTP: &http.Server{Handler: upgrades(a), ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+			ReadHeaderTimeout: off(f.ReadHeaderTimeout), ReadTimeout: off(f.ReadTimeout),
+			WriteTimeout: off(f.WriteTimeout), IdleTimeout: off(f.IdleTimeout)},
 		API:      a,
 		Store:    st,
 		Registry: reg,
@@ -290,6 +307,7 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 			log.Error("plugin manager stopped", "err", err)
 		}
 	}()
+	ln = limitListener(ln, f, log)
 	go func() { s.done <- s.HTTP.Serve(ln) }()
 	go func() {
 		for _, m := range cfg.Models {

@@ -30,6 +30,8 @@ type Options struct {
 	Plugins []plugin.Plugin
 	// Log receives the server's JSON logs; nil discards them.
 	Log io.Writer
+	// Flags, when set, adjusts the server's flags (timeouts, limits).
+	Flags func(*server.Flags)
 }
 
 // Server is a running server.
@@ -54,6 +56,9 @@ func Start(t testing.TB, opts Options) *Server {
 		w = io.Discard
 	}
 	f := server.Flags{DataDir: opts.Dir, BrandDomain: opts.Brand, Memory: opts.Dir == ""}
+	if opts.Flags != nil {
+		opts.Flags(&f)
+	}
 	srv, err := server.Start(context.Background(), f, server.Config{Plugins: opts.Plugins, Out: io.Discard}, slog.New(slog.NewJSONHandler(w, nil)), ln)
 	if err != nil {
 		t.Fatal(err)
