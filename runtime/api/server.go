@@ -348,6 +348,14 @@ func (s *Server) middleware(c *gin.Context) {
 		return
 	}
 	c.Request = c.Request.WithContext(rbac.WithRequestInfo(c.Request.Context(), &info))
+	// The slashless Swagger UI path only points at the public one: the
+	// redirect reveals nothing, so it needs no access decision (a guard
+	// would answer anonymous callers 401 for a path everyone may read).
+	if s.opts.SwaggerUI != nil && c.Request.URL.Path == "/swagger-ui" && (c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead) {
+		c.Redirect(http.StatusMovedPermanently, "/swagger-ui/")
+		c.Abort()
+		return
+	}
 	if s.opts.Guard != nil {
 		if err := s.opts.Guard(c); err != nil {
 			s.fail(c, err)

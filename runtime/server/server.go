@@ -319,8 +319,10 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 			log.Info("model ready", "model", m.GVK().String(), "took", time.Since(start))
 		}
 	}()
+	// The models served from the start (core, shared kinds, cfg's);
+	// plugins' models follow as each plugin starts ("model ready").
 	log.Info("server started", "addr", ln.Addr().String(), "dataDir", dir, "brandDomain", f.BrandDomain,
-		"models", strings.Join(names(cfg.Models), ","), "plugins", strings.Join(pluginNames(plugins), ","))
+		"models", strings.Join(names(reg.Models()), ","), "plugins", strings.Join(pluginNames(plugins), ","))
 	return s, nil
 }
 
