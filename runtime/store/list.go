@@ -27,11 +27,14 @@ type Query = query.Query
 //
 // Strategy. Every plan needs the total, so the choice is between
 //   - collect: take the candidates of the most selective indexed term
-//     (label or field equality / set / label exists), filter them by every
-//     term, sort, slice the page. Cost ~ candidates.
+//     (label or field equality / set / label exists, or a field range:
+//     ranges.go), filter them by every term, sort, slice the page. Cost ~
+//     candidates.
 //   - stream: walk the first sort key's index in order, test each object
 //     against the terms, skip the offset, take the page, and stop. Cost ~
-//     (offset+size) / selectivity. It is chosen when it is cheaper and the
+//     (offset+size) / selectivity; when the sort key's own field has a
+//     range term, the walk covers only that range. It is chosen when it
+//     is cheaper and the
 //     total is known without visiting the matches: no terms (object count)
 //     or one label term (the counts table), else the total is the size of
 //     the intersection of the terms' candidate id sets when every term has
@@ -81,6 +84,10 @@ type plan struct {
 	m      *model.Model
 	labels selector.Selector
 	fields []fieldTerm
+	// ranges are the intervals of the range terms on indexes that have a
+	// tree (not metadata.name): one per single-valued index, one per term
+	// on a multi-valued one.
+	ranges []keyRange
 	sorts  []sortKey // complete: ends with the name
 	multi  []bool    // per index position: may hold several keys
 	// sigs holds, per equality or set label term, the signature bits of
@@ -112,7 +119,8 @@ func (p *plan) need() uint64 {
 }
 
 // CheckQuery reports what List would refuse in q for m: unindexed sort
-// and field names, unparsable field values (query.Errors when several).
+// and field names, unparsable field values, range terms on unordered
+// indexes (query.Errors when several).
 func CheckQuery(m *model.Model, q Query) error {
 	_, err := compile(m, q)
 	return err
@@ -143,9 +151,15 @@ fields:
 			errs = append(errs, &query.ParamError{Param: "fieldSelector", Value: r.String(), Reason: fmt.Sprintf("field %s is not indexed", r.Key)})
 			continue
 		}
+		typ := m.IndexAt(i).Type
+		if r.Op.IsRange() && !ordered(typ) {
+			errs = append(errs, &query.ParamError{Param: "fieldSelector", Value: r.String(),
+				Reason: fmt.Sprintf("field %s is a %s index; range terms need a number, string or date-time index", r.Key, typ)})
+			continue
+		}
 		ft := fieldTerm{ix: i, op: r.Op}
 		for _, v := range r.Values {
-			k, err := model.ParseKey(m.IndexAt(i).Type, v)
+			k, err := model.ParseKey(typ, v)
 			if err != nil {
 				errs = append(errs, &query.ParamError{Param: "fieldSelector", Value: r.String(), Reason: fmt.Sprintf("field %s: %v", r.Key, err)})
 				continue fields
@@ -157,6 +171,9 @@ fields:
 		slices.Sort(ft.keys)
 		ft.keys = slices.Compact(ft.keys)
 		p.fields = append(p.fields, ft)
+		if r.Op.IsRange() && i != ixName {
+			p.addRange(i, r.Op, ft.keys[0])
+		}
 	}
 	seen := map[int]bool{}
 	add := func(sk sortKey) {
@@ -188,6 +205,31 @@ fields:
 	return p, nil
 }
 
+// ordered reports whether range terms may compare values of type t.
+func ordered(t model.KeyType) bool {
+	switch t {
+	case model.String, model.Int, model.Float, model.Time:
+		return true
+	}
+	return false
+}
+
+// addRange adds a range term on index position ix to the plan's
+// intervals: to the one of ix unless ix is multi-valued.
+func (p *plan) addRange(ix int, op selector.Operator, k model.Key) {
+	if !p.multi[ix] {
+		for i := range p.ranges {
+			if p.ranges[i].ix == ix {
+				p.ranges[i].add(op, k)
+				return
+			}
+		}
+	}
+	r := keyRange{ix: ix}
+	r.add(op, k)
+	p.ranges = append(p.ranges, r)
+}
+
 // sigMiss reports whether a record with label signature sig surely fails
 // the label terms; false means it may match.
 func (p *plan) sigMiss(sig uint32) bool {
@@ -205,6 +247,14 @@ func (p *plan) matches(r *Record) bool {
 	}
 	for _, f := range p.fields {
 		ks := r.indexKeys(f.ix)
+		if f.op.IsRange() {
+			// Some value in the range (keys order as the values do);
+			// no value, no match.
+			if !slices.ContainsFunc(ks, func(k model.Key) bool { return f.op.Holds(strings.Compare(string(k), string(f.keys[0]))) }) {
+				return false
+			}
+			continue
+		}
 		hit := false
 		for _, k := range ks {
 			if _, found := slices.BinarySearch(f.keys, k); found {
@@ -267,6 +317,7 @@ type source struct {
 	ix    int
 	spans []span // or names (as keys), for ixName
 	count int64
+	terms int // the terms it answers exactly: it holds their matches
 	// dedupe: an object may appear under several values (a set term on
 	// a multi-valued index). A label has one value, so label sources never
 	// repeat an object.
@@ -298,38 +349,8 @@ func intersectCost(srcs []*source) int64 {
 
 func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int64, error) {
 	all := int64(v.trees[ixCreated].Len()) // one entry per object
-	var best *source
-	var srcs []*source
-	consider := func(src *source) {
-		src.count = v.count(src)
-		srcs = append(srcs, src)
-		if best == nil || src.count < best.count {
-			best = src
-		}
-	}
-	for _, r := range p.labels {
-		switch r.Op {
-		case selector.Equals, selector.In:
-			src := &source{ix: ixLabels}
-			for _, val := range r.Values {
-				src.spans = append(src.spans, exact(string(model.LabelKey(r.Key, val))))
-			}
-			consider(src)
-		case selector.Exists:
-			src := &source{ix: ixLabels, spans: []span{prefixSpan(string(model.LabelKeyPrefix(r.Key)))}}
-			consider(src)
-		}
-	}
-	for _, f := range p.fields {
-		if f.op != selector.Equals && f.op != selector.In {
-			continue
-		}
-		src := &source{ix: f.ix, dedupe: p.multi[f.ix] && len(f.keys) > 1}
-		for _, k := range f.keys {
-			src.spans = append(src.spans, keySpan(f.ix, k))
-		}
-		consider(src)
-	}
+	c := p.candidates(v)
+	best, srcs, within := c.best, c.srcs, c.within
 
 	total, known := p.total(v, all, best)
 	if size > 0 && int64(size) > all {
@@ -357,7 +378,12 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 		if known {
 			matches = total
 		}
-		streamCost := (offset + int64(size)) * all / max(matches, 1)
+		// A stream restricted to a range walks only its entries.
+		scope := all
+		if within != nil {
+			scope = within.count
+		}
+		streamCost := (offset + int64(size)) * scope / max(matches, 1)
 		expect = streamCost
 		collect = best.count <= collectLimit || best.count*3 <= streamCost
 		// The estimate assumes the terms are independent of the sort
@@ -375,7 +401,7 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 		// intersection, computed from postings and index entries alone.
 		// Otherwise count the matches over the smallest candidate set,
 		// testing records.
-		if best != nil && len(srcs) == len(p.labels)+len(p.fields) && intersectCost(srcs) <= intersectRatio*best.count {
+		if best != nil && c.covered == len(p.labels)+len(p.fields) && intersectCost(srcs) <= intersectRatio*best.count {
 			matched = v.intersect(srcs)
 			total = matched.len()
 		} else {
@@ -385,11 +411,70 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 			}
 		}
 	}
-	items, err := p.stream(ctx, v, best, matched, all, offset, size, expect, budget)
+	var span *span
+	if within != nil {
+		span = &within.spans[0]
+	}
+	items, err := p.stream(ctx, v, best, matched, span, all, offset, size, expect, budget)
 	if errors.Is(err, errOverBudget) {
 		return p.collect(ctx, v, best, offset, size)
 	}
 	return items, total, err
+}
+
+// candidates are the candidate sets of a plan's terms in one view.
+type candidates struct {
+	srcs    []*source
+	best    *source // the smallest; nil: no term has a candidate set
+	covered int     // the terms the sources answer exactly
+	within  *source // the range of the first sort key's field, if any
+}
+
+// candidates returns the candidate set of every label equality, set or
+// exists term, every field equality or set term and every range
+// interval, each counted from its index.
+func (p *plan) candidates(v *view) candidates {
+	var c candidates
+	consider := func(src *source) {
+		src.terms = max(src.terms, 1)
+		c.covered += src.terms
+		src.count = v.count(src)
+		c.srcs = append(c.srcs, src)
+		if c.best == nil || src.count < c.best.count {
+			c.best = src
+		}
+	}
+	for _, r := range p.labels {
+		switch r.Op {
+		case selector.Equals, selector.In:
+			src := &source{ix: ixLabels}
+			for _, val := range r.Values {
+				src.spans = append(src.spans, exact(string(model.LabelKey(r.Key, val))))
+			}
+			consider(src)
+		case selector.Exists:
+			src := &source{ix: ixLabels, spans: []span{prefixSpan(string(model.LabelKeyPrefix(r.Key)))}}
+			consider(src)
+		}
+	}
+	for _, f := range p.fields {
+		if f.op != selector.Equals && f.op != selector.In {
+			continue
+		}
+		src := &source{ix: f.ix, dedupe: p.multi[f.ix] && len(f.keys) > 1}
+		for _, k := range f.keys {
+			src.spans = append(src.spans, keySpan(f.ix, k))
+		}
+		consider(src)
+	}
+	for _, r := range p.ranges {
+		src := &source{ix: r.ix, spans: []span{r.span(v.trees[r.ix])}, dedupe: p.multi[r.ix], terms: r.terms}
+		consider(src)
+		if r.ix == p.sorts[0].ix {
+			c.within = src // single-valued: a multi-valued index is never streamed
+		}
+	}
+	return c
 }
 
 var errOverBudget = errors.New("stream visited more entries than collecting costs")
@@ -417,6 +502,10 @@ func (p *plan) total(v *view, all int64, best *source) (int64, bool) {
 		default: // DoesNotExist
 			return all - keyed(), true
 		}
+	case len(p.labels) == 0 && len(p.ranges) == 1 && p.ranges[0].terms == len(p.fields) && !p.multi[p.ranges[0].ix]:
+		// Only range terms, all on one single-valued index: its interval
+		// (best, the one source) holds exactly the matches.
+		return best.count, true
 	case len(p.labels) == 0 && len(p.fields) == 1:
 		f := p.fields[0]
 		if f.ix == ixName || p.multi[f.ix] || f.ix < numDefaultIndexes {
@@ -616,8 +705,10 @@ func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, e
 // backwards over the groups of equal keys but forwards inside each group;
 // any other tail gathers each group of ties and sorts it.
 //
-// matched, when not nil, holds exactly the ids of the matches.
-func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet, all, offset int64, size int, expect, budget int64) ([]*Record, error) {
+// matched, when not nil, holds exactly the ids of the matches. within,
+// when not nil, is the span of the first sort key's tree that a range
+// term allows: the walk covers only it.
+func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet, within *span, all, offset int64, size int, expect, budget int64) ([]*Record, error) {
 	first := p.sorts[0]
 	rest := p.sorts[1:]
 	// The creation tree holds no value: its forward order is newest first.
@@ -712,6 +803,8 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 		}
 		for raw := it.Next(); raw != nil && take(raw.(*Record)); raw = it.Next() {
 		}
+	case !reverse && defaultTail && within != nil:
+		within.ascendCounted(v.trees[first.ix], skip, takeEntry)
 	case !reverse && defaultTail:
 		t := v.trees[first.ix]
 		if noTerms && offset > 0 {
@@ -733,13 +826,22 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 		var cur entry
 		ok := false
 		next := func(e entry) bool {
+			if within != nil && compareEntry(e, within.lo) < 0 {
+				return false // below the range: no group left
+			}
 			if skip != nil && skip(e.sig) {
 				return visit()
 			}
 			cur, ok = e, true
 			return false
 		}
-		t.ReverseFiltered(filter, next)
+		if within != nil {
+			// A range's bounds fall between keys here (not the creation
+			// tree): each group of equal keys is in it or out whole.
+			t.DescendFiltered(within.hi, filter, next)
+		} else {
+			t.ReverseFiltered(filter, next)
+		}
 		for ok {
 			if !exact(cur.a).ascendCounted(t, skip, takeEntry) {
 				break
@@ -774,9 +876,14 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 			group = append(group, e.rec)
 			return true
 		}
-		if reverse {
+		switch {
+		case within != nil && reverse:
+			within.descendCounted(v.trees[first.ix], skip, gather)
+		case within != nil:
+			within.ascendCounted(v.trees[first.ix], skip, gather)
+		case reverse:
 			v.trees[first.ix].ReverseFiltered(filter, gather)
-		} else {
+		default:
 			v.trees[first.ix].ScanFiltered(filter, gather)
 		}
 		if more && len(group) > 0 {
