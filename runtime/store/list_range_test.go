@@ -1,0 +1,211 @@
+package store_test
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/query"
+	"github.com/svcrun/svc/runtime/store"
+	"github.com/svcrun/svc/runtime/store/storetest"
+)
+
+// TestRangeTermsPlan: a range term's candidates are counted from its
+// index, exactly, so it drives a list when it is the most selective term;
+// the range terms of one field make one interval; a range on the sort
+// key's field bounds the walk; ranges on names are filters only.
+func TestRangeTermsPlan(t *testing.T) {
+	m := storetest.PersonModel()
+	clock := &fixedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := storetest.Open(t, store.Options{Now: clock.now}, m)
+	for i := range 2000 {
+		clock.t = clock.t.Add(time.Millisecond)
+		p := storetest.NewPerson(fmt.Sprintf("p%05d", i), Spec{Name: "x", Age: storetest.Int64(int64(i % 100)), Tags: []string{"a", fmt.Sprint("t", i%10)}})
+		p.Metadata.Labels = map[string]string{"team": fmt.Sprint("t", i%4)}
+		if i%10 == 0 {
+			p.Spec.Age = nil // no value: in no range
+		}
+		if _, err := s.Create(ctx, m, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Object i was created at 00:00:00 plus i+1 ms.
+	at := func(i int) string { return time.Date(2026, 1, 1, 0, 0, 0, (i+1)*1e6, time.UTC).Format(time.RFC3339Nano) }
+	tests := []struct {
+		q      string
+		want   store.PlanForTest
+		listed int64 // what List counts
+	}{
+		{"fieldSelector=spec.age%3E%3D90", store.PlanForTest{Driver: "spec.age", DriverCount: 180, Within: -1, Covered: 1, Total: 180}, 180},
+		{"fieldSelector=spec.age%3E%3D90&sort=spec.age,desc", store.PlanForTest{Driver: "spec.age", DriverCount: 180, Within: 180, Covered: 1, Total: 180}, 180},
+		{"fieldSelector=spec.age%3E10&fieldSelector=spec.age%3C%3D12", store.PlanForTest{Driver: "spec.age", DriverCount: 40, Within: -1, Covered: 2, Total: 40}, 40},
+		{"fieldSelector=spec.age%3C5", store.PlanForTest{Driver: "spec.age", DriverCount: 80, Within: -1, Covered: 1, Total: 80}, 80}, // not the 200 with no age
+		{"fieldSelector=spec.age%3E5&fieldSelector=spec.age%3C3", store.PlanForTest{Driver: "spec.age", DriverCount: 0, Within: -1, Covered: 2, Total: 0}, 0},
+		{"fieldSelector=spec.age%3E%3D90&labelSelector=team%3Dt1", store.PlanForTest{Driver: "spec.age", DriverCount: 180, Within: -1, Covered: 2, Total: -1}, 40},
+		{"fieldSelector=spec.age%3E%3D5&labelSelector=team%3Dt1", store.PlanForTest{Driver: "metadata.labels", DriverCount: 500, Within: -1, Covered: 2, Total: -1}, 480},
+		{"fieldSelector=spec.age%3E%3D5&fieldSelector=spec.age!%3D51", store.PlanForTest{Driver: "spec.age", DriverCount: 1720, Within: -1, Covered: 1, Total: -1}, 1700},
+		// The default order walks the creation tree.
+		{"fieldSelector=metadata.creationTimestamp%3E" + at(1899), store.PlanForTest{Driver: "metadata.creationTimestamp", DriverCount: 100, Within: 100, Covered: 1, Total: 100}, 100},
+		{"fieldSelector=metadata.creationTimestamp%3C%3D" + at(99) + "&sort=metadata.creationTimestamp,asc", store.PlanForTest{Driver: "metadata.creationTimestamp", DriverCount: 100, Within: 100, Covered: 1, Total: 100}, 100},
+		{"fieldSelector=metadata.creationTimestamp%3E%3D" + at(100) + "&fieldSelector=metadata.creationTimestamp%3C" + at(200) + "&sort=spec.age", store.PlanForTest{Driver: "metadata.creationTimestamp", DriverCount: 100, Within: -1, Covered: 2, Total: 100}, 100},
+		// A multi-valued index counts entries, not objects: an estimate.
+		{"fieldSelector=spec.tags%3E%3Da", store.PlanForTest{Driver: "spec.tags", DriverCount: 4000, Within: -1, Covered: 1, Total: -1}, 2000},
+		{"fieldSelector=spec.tags%3Et8", store.PlanForTest{Driver: "spec.tags", DriverCount: 200, Within: -1, Covered: 1, Total: -1}, 200},
+		// Names live in memdb, which cannot count a range: a filter.
+		{"fieldSelector=name%3Ep01989", store.PlanForTest{Within: -1, Total: -1}, 10},
+	}
+	for _, tc := range tests {
+		t.Run(tc.q, func(t *testing.T) {
+			q := mustQuery(t, tc.q)
+			got, err := s.ListPlanForTest(m, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("plan = %+v, want %+v", got, tc.want)
+			}
+			q.Size = 20
+			res, err := s.List(ctx, m, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Total != tc.listed {
+				t.Errorf("total = %d, want %d", res.Total, tc.listed)
+			}
+		})
+	}
+}
+
+// TestRangeBoundsTheSortWalk pages through a range of the sort key's own
+// field in every walk the planner has (forward, backward by groups of
+// equal keys, gathered groups for other tie orders, the creation tree
+// both ways), with and without a label term that lets the walk pass over
+// index nodes, and checks each page against sorting all matches.
+func TestRangeBoundsTheSortWalk(t *testing.T) {
+	m := storetest.PersonModel()
+	clock := &fixedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := storetest.Open(t, store.Options{Now: clock.now}, m)
+	type row struct {
+		name string
+		age  int64
+		team string
+		i    int // creation order
+	}
+	var rows []row
+	for i := range 6000 {
+		clock.t = clock.t.Add(time.Millisecond)
+		r := row{name: fmt.Sprintf("p%05d", (i*7919)%6000), age: int64(i / 100), team: "b", i: i}
+		if i%100 < 30 {
+			r.team = "a"
+		}
+		p := storetest.NewPerson(r.name, Spec{Name: "x", Age: storetest.Int64(r.age)})
+		p.Metadata.Labels = map[string]string{"team": r.team}
+		if _, err := s.Create(ctx, m, p); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	at := func(i int) string { return time.Date(2026, 1, 1, 0, 0, 0, (i+1)*1e6, time.UTC).Format(time.RFC3339Nano) }
+	byAge := func(desc bool) func(a, b row) int {
+		return func(a, b row) int {
+			c := cmp.Compare(a.age, b.age)
+			if desc {
+				c = -c
+			}
+			return cmp.Or(c, cmp.Compare(b.i, a.i))
+		}
+	}
+	for _, tc := range []struct {
+		terms string
+		keep  func(row) bool
+		sort  string
+		order func(a, b row) int
+	}{
+		{"fieldSelector=spec.age%3E%3D20&fieldSelector=spec.age%3C40", func(r row) bool { return r.age >= 20 && r.age < 40 }, "sort=spec.age,asc", byAge(false)},
+		{"fieldSelector=spec.age%3E%3D20&fieldSelector=spec.age%3C40", func(r row) bool { return r.age >= 20 && r.age < 40 }, "sort=spec.age,desc", byAge(true)},
+		{"fieldSelector=spec.age%3E20&fieldSelector=spec.age%3C%3D40", func(r row) bool { return r.age > 20 && r.age <= 40 }, "sort=spec.age,desc&sort=metadata.name,desc",
+			func(a, b row) int { return cmp.Or(cmp.Compare(b.age, a.age), strings.Compare(b.name, a.name)) }},
+		{"fieldSelector=spec.age%3C10", func(r row) bool { return r.age < 10 }, "sort=spec.age,asc&sort=metadata.creationTimestamp,asc",
+			func(a, b row) int { return cmp.Or(cmp.Compare(a.age, b.age), cmp.Compare(a.i, b.i)) }},
+		{"fieldSelector=spec.age%3E50", func(r row) bool { return r.age > 50 }, "sort=spec.age,desc", byAge(true)},
+		{"fieldSelector=metadata.creationTimestamp%3E" + at(999) + "&fieldSelector=metadata.creationTimestamp%3C%3D" + at(4999),
+			func(r row) bool { return r.i > 999 && r.i <= 4999 }, "", func(a, b row) int { return cmp.Compare(b.i, a.i) }},
+		{"fieldSelector=metadata.creationTimestamp%3E%3D" + at(1000), func(r row) bool { return r.i >= 1000 },
+			"sort=metadata.creationTimestamp,asc", func(a, b row) int { return cmp.Compare(a.i, b.i) }},
+	} {
+		for _, label := range []string{"", "a"} {
+			var want []row
+			for _, r := range rows {
+				if tc.keep(r) && (label == "" || r.team == label) {
+					want = append(want, r)
+				}
+			}
+			slices.SortFunc(want, tc.order)
+			pages := (len(want) + 19) / 20
+			for _, page := range []int{1, 2, pages / 2, pages, pages + 1} {
+				q := fmt.Sprintf("%s&%s&size=20&page=%d", tc.terms, tc.sort, page)
+				if label != "" {
+					q += "&labelSelector=team%3D" + label
+				}
+				res, err := s.List(ctx, m, mustQuery(t, q))
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				lo := min((page-1)*20, len(want))
+				var want20 []string
+				for _, r := range want[lo:min(lo+20, len(want))] {
+					want20 = append(want20, r.name)
+				}
+				if got := names(res); got != strings.Join(want20, ",") || res.Total != int64(len(want)) {
+					t.Fatalf("%s:\n got  %d: %s\n want %d: %s", q, res.Total, got, len(want), strings.Join(want20, ","))
+				}
+			}
+		}
+	}
+}
+
+// TestRangeTermErrors: a range on an unindexed or unordered field, or
+// with a value that is not of the index's type, is a *query.ParamError of
+// fieldSelector naming the field; every bad term of a list is reported.
+func TestRangeTermErrors(t *testing.T) {
+	m := storetest.PersonModel()
+	m.Indexes = append(m.Indexes, model.Index{Name: "spec.adult", Type: model.Bool, Keys: func(o object.Object, dst []model.Key) []model.Key {
+		if a := o.(*storetest.Person).Spec.Age; a != nil {
+			dst = append(dst, model.BoolKey(*a >= 18))
+		}
+		return dst
+	}})
+	s := storetest.New(t, m)
+	tests := []struct{ q, reason string }{
+		{"fieldSelector=spec.age%3Eabc", `field spec.age: "abc" is not an integer`},
+		{"fieldSelector=spec.age%3C%3D1.5", `field spec.age: "1.5" is not an integer`},
+		{"fieldSelector=spec.age%3E99999999999999999999", `field spec.age: "99999999999999999999" is not an integer`},
+		{"fieldSelector=metadata.creationTimestamp%3E2026-01-01", `field metadata.creationTimestamp: "2026-01-01" is not an RFC 3339 date-time`},
+		{"fieldSelector=spec.gender%3EF", "field spec.gender is not indexed"},
+		{"fieldSelector=metadata.labels%3Ex", "field metadata.labels is not indexed"},
+		{"fieldSelector=spec.adult%3Efalse", "field spec.adult is a boolean index; range terms need a number, string or date-time index"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.q, func(t *testing.T) {
+			q := mustQuery(t, tc.q)
+			for _, err := range []error{store.CheckQuery(m, q), func() error { _, err := s.List(ctx, m, q); return err }(),
+				func() error { _, err := s.Watch(ctx, m, store.WatchOptions{Query: q}); return err }()} {
+				var pe *query.ParamError
+				if !errors.As(err, &pe) || pe.Param != "fieldSelector" || pe.Reason != tc.reason || pe.Value != q.Fields[0].String() {
+					t.Fatalf("err = %#v, want a fieldSelector *query.ParamError with reason %q", err, tc.reason)
+				}
+			}
+		})
+	}
+	err := store.CheckQuery(m, mustQuery(t, "fieldSelector=spec.age%3Ex&fieldSelector=spec.adult%3C%3Dtrue&fieldSelector=spec.age%3E1"))
+	var errs query.Errors
+	if !errors.As(err, &errs) || len(errs) != 2 {
+		t.Fatalf("err = %v, want the two bad terms", err)
+	}
+}
