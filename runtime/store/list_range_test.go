@@ -36,7 +36,9 @@ func TestRangeTermsPlan(t *testing.T) {
 		}
 	}
 	// Object i was created at 00:00:00 plus i+1 ms.
-	at := func(i int) string { return time.Date(2026, 1, 1, 0, 0, 0, (i+1)*1e6, time.UTC).Format(time.RFC3339Nano) }
+	at := func(i int) string {
+		return time.Date(2026, 1, 1, 0, 0, 0, (i+1)*1e6, time.UTC).Format(time.RFC3339Nano)
+	}
 	tests := []struct {
 		q      string
 		want   store.PlanForTest
@@ -111,7 +113,9 @@ func TestRangeBoundsTheSortWalk(t *testing.T) {
 		}
 		rows = append(rows, r)
 	}
-	at := func(i int) string { return time.Date(2026, 1, 1, 0, 0, 0, (i+1)*1e6, time.UTC).Format(time.RFC3339Nano) }
+	at := func(i int) string {
+		return time.Date(2026, 1, 1, 0, 0, 0, (i+1)*1e6, time.UTC).Format(time.RFC3339Nano)
+	}
 	byAge := func(desc bool) func(a, b row) int {
 		return func(a, b row) int {
 			c := cmp.Compare(a.age, b.age)
