@@ -213,3 +213,54 @@ func TestRangeTermErrors(t *testing.T) {
 		t.Fatalf("err = %v, want the two bad terms", err)
 	}
 }
+
+// TestWatchRangeTerms: a watch with range terms sees an object as it
+// enters the range (ADDED), changes in it (MODIFIED) and leaves it
+// (DELETED); the initial events are the current matches.
+func TestWatchRangeTerms(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	for _, p := range []struct {
+		name string
+		age  *int64
+	}{{"kid", storetest.Int64(9)}, {"adult", storetest.Int64(40)}, {"old", storetest.Int64(70)}, {"ageless", nil}} {
+		if _, err := s.Create(ctx, m, storetest.NewPerson(p.name, Spec{Name: "x", Age: p.age})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub, err := s.Watch(ctx, m, store.WatchOptions{Query: mustQuery(t, "fieldSelector=spec.age%3E%3D18&fieldSelector=spec.age%3C65"), SendInitial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	setAge := func(name string, age *int64) {
+		t.Helper()
+		rec, err := s.Get(ctx, m, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := decode(t, rec)
+		p.Spec.Age = age
+		if _, err := s.Update(ctx, m, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setAge("kid", storetest.Int64(17))   // still out
+	setAge("kid", storetest.Int64(18))   // in: >= is inclusive
+	setAge("kid", storetest.Int64(19))   // in
+	setAge("adult", storetest.Int64(65)) // out: < is strict
+	setAge("ageless", storetest.Int64(30))
+	setAge("kid", nil) // no value: out
+	if _, err := s.Delete(ctx, m, "ageless"); err != nil {
+		t.Fatal(err)
+	}
+	const want = "ADDED adult, ADDED kid, MODIFIED kid, DELETED adult, ADDED ageless, DELETED kid, DELETED ageless"
+	var got []string
+	for range len(splitEvents(want)) {
+		ev := next(t, sub)
+		got = append(got, fmt.Sprintf("%s %s", ev.Type, ev.Object.Name))
+	}
+	if strings.Join(got, ", ") != want {
+		t.Fatalf("events %q, want %q", strings.Join(got, ", "), want)
+	}
+}
