@@ -44,7 +44,7 @@ func TestRangeTermsOverHTTP(t *testing.T) {
 		{"fieldSelector=spec.age%3E%3D18&fieldSelector=spec.age%3C65&sort=spec.age,asc&size=2&page=2", "p4", 3},
 		{"fieldSelector=spec.age%3E64&sort=spec.age", "p5,p6", 2},
 		{"fieldSelector=spec.age%3C%3D17&sort=spec.age,desc", "p1,p0", 2}, // ageless is in no range
-		{"fieldSelector=spec.name%3En4&sort=name", "ageless,p5,p6", 3}, // "x" > "n4"
+		{"fieldSelector=spec.name%3En4&sort=name", "ageless,p5,p6", 3},    // "x" > "n4"
 		{"fieldSelector=name%3C%3Dp1&sort=name", "ageless,p0,p1", 3},
 		{"fieldSelector=spec.age%3E100", "", 0},
 	} {
