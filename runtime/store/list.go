@@ -763,6 +763,12 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 	setAfter := int64(math.MaxInt64)
 	if best != nil && best.count < all {
 		setAfter = max(min(expect, best.count/8), 256)
+		// With no label terms no signature spares a record test, so the
+		// walk is expected to miss expect-(offset+size) times: when that
+		// reaches the threshold anyway, the misses before it are waste.
+		if set == nil && len(p.sigs) == 0 && expect-(offset+int64(size)) >= setAfter {
+			set = v.idSet(best)
+		}
 	}
 	outside := func(e entry) bool {
 		if set == nil {
@@ -973,7 +979,28 @@ func (s *idSet) len() int64 {
 // idSet returns the ids of src's records.
 func (v *view) idSet(src *source) *idSet {
 	s := &idSet{}
-	v.ids(src, s.add)
+	if src.ix == ixName {
+		v.ids(src, s.add)
+		return s
+	}
+	// Ids are dense: a bitmap as long as the table is large usually
+	// holds them all, so it is made once rather than grown as ids come.
+	s.bits = make([]uint64, min(v.trees[ixCreated].Len(), maxBitmapID)/64+1)
+	// A leaf's run of entries at a time: a call per leaf, not per entry.
+	for _, sp := range src.spans {
+		left := sp.count(v.trees[src.ix])
+		if left <= 0 {
+			continue
+		}
+		v.trees[src.ix].AscendRuns(sp.lo, func(run []entry) bool {
+			run = run[:min(len(run), left)]
+			for i := range run {
+				s.add(run[i].id)
+			}
+			left -= len(run)
+			return left > 0
+		})
+	}
 	return s
 }
 
