@@ -978,30 +978,16 @@ func (s *idSet) len() int64 {
 
 // idSet returns the ids of src's records.
 func (v *view) idSet(src *source) *idSet {
-	s := &idSet{}
-	if src.ix == ixName {
-		v.ids(src, s.add)
-		return s
-	}
-	// Ids are dense: a bitmap as long as the table is large usually
-	// holds them all, so it is made once rather than grown as ids come.
-	s.bits = make([]uint64, min(v.trees[ixCreated].Len(), maxBitmapID)/64+1)
-	// A leaf's run of entries at a time: a call per leaf, not per entry.
-	for _, sp := range src.spans {
-		left := sp.count(v.trees[src.ix])
-		if left <= 0 {
-			continue
-		}
-		v.trees[src.ix].AscendRuns(sp.lo, func(run []entry) bool {
-			run = run[:min(len(run), left)]
-			for i := range run {
-				s.add(run[i].id)
-			}
-			left -= len(run)
-			return left > 0
-		})
-	}
+	s := v.newIDSet()
+	v.ids(src, s.add)
 	return s
+}
+
+// newIDSet returns an empty set sized for the view's ids: they are dense,
+// so a bitmap as long as the table is large usually holds them all, and
+// is made once rather than grown as ids come.
+func (v *view) newIDSet() *idSet {
+	return &idSet{bits: make([]uint64, min(v.trees[ixCreated].Len(), maxBitmapID)/64+1)}
 }
 
 // ids calls fn with the id of every entry of src, without touching the
@@ -1011,8 +997,28 @@ func (v *view) ids(src *source, fn func(id uint32)) {
 		v.each(context.Background(), src, nil, func(r *Record) bool { fn(r.id); return true })
 		return
 	}
+	v.runs(src, func(run []entry) {
+		for i := range run {
+			fn(run[i].id)
+		}
+	})
+}
+
+// runs hands fn the entries of src (not a name source) a leaf's run at a
+// time: a call per leaf, not per entry. fn must not keep the slice.
+func (v *view) runs(src *source, fn func([]entry)) {
+	t := v.trees[src.ix]
 	for _, sp := range src.spans {
-		sp.ascendCounted(v.trees[src.ix], nil, func(e entry) bool { fn(e.id); return true })
+		left := sp.count(t)
+		if left <= 0 {
+			continue
+		}
+		t.AscendRuns(sp.lo, func(run []entry) bool {
+			run = run[:min(len(run), left)]
+			fn(run)
+			left -= len(run)
+			return left > 0
+		})
 	}
 }
 
@@ -1037,12 +1043,23 @@ func (v *view) intersect(srcs []*source) *idSet {
 		set, rest = v.idSet(rest[0]), rest[1:]
 	}
 	for _, src := range rest {
-		next := &idSet{}
-		v.ids(src, func(id uint32) {
+		next := &idSet{bits: make([]uint64, len(set.bits))} // a subset of set
+		keep := func(id uint32) {
 			if set.has(id) {
 				next.add(id)
 			}
-		})
+		}
+		if src.ix == ixName {
+			v.ids(src, keep)
+		} else {
+			v.runs(src, func(run []entry) {
+				for i := range run {
+					if id := run[i].id; set.has(id) {
+						next.add(id)
+					}
+				}
+			})
+		}
 		set = next
 	}
 	return set
