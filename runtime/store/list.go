@@ -144,6 +144,7 @@ func compile(m *model.Model, q Query) (*plan, error) {
 		p.multi[i] = m.IndexAt(i).Multi
 	}
 	var errs []error // every bad term, not only the first
+	var rangeOf map[int]int
 fields:
 	for _, r := range q.Fields {
 		i, ok := m.IndexPos(r.Key)
@@ -172,7 +173,10 @@ fields:
 		ft.keys = slices.Compact(ft.keys)
 		p.fields = append(p.fields, ft)
 		if r.Op.IsRange() && i != ixName {
-			p.addRange(i, r.Op, ft.keys[0])
+			if rangeOf == nil {
+				rangeOf = map[int]int{}
+			}
+			p.addRange(rangeOf, i, r.Op, ft.keys[0])
 		}
 	}
 	seen := map[int]bool{}
@@ -215,19 +219,20 @@ func ordered(t model.KeyType) bool {
 }
 
 // addRange adds a range term on index position ix to the plan's
-// intervals: to the one of ix unless ix is multi-valued.
-func (p *plan) addRange(ix int, op selector.Operator, k model.Key) {
-	if !p.multi[ix] {
-		for i := range p.ranges {
-			if p.ranges[i].ix == ix {
-				p.ranges[i].add(op, k)
-				return
-			}
-		}
+// intervals: to the one of ix unless ix is multi-valued. rangeOf maps a
+// single-valued index position to its interval's place plus one, so that
+// many terms cost one lookup each.
+func (p *plan) addRange(rangeOf map[int]int, ix int, op selector.Operator, k model.Key) {
+	if i := rangeOf[ix]; i > 0 {
+		p.ranges[i-1].add(op, k)
+		return
 	}
 	r := keyRange{ix: ix}
 	r.add(op, k)
 	p.ranges = append(p.ranges, r)
+	if !p.multi[ix] {
+		rangeOf[ix] = len(p.ranges)
+	}
 }
 
 // sigMiss reports whether a record with label signature sig surely fails

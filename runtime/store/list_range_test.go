@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -262,5 +263,38 @@ func TestWatchRangeTerms(t *testing.T) {
 	}
 	if strings.Join(got, ", ") != want {
 		t.Fatalf("events %q, want %q", strings.Join(got, ", "), want)
+	}
+}
+
+// TestManyRangeTermsMerge: however many range terms a single-valued field
+// gets, they make one interval, found with one lookup per term.
+func TestManyRangeTermsMerge(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.New(t, m)
+	for i := range 10 {
+		if _, err := s.Create(ctx, m, storetest.NewPerson(fmt.Sprint("p", i), Spec{Name: "x", Age: storetest.Int64(int64(i))})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := url.Values{}
+	for i := range 5000 {
+		v.Add("fieldSelector", fmt.Sprintf("spec.age>=%d", -i))
+		v.Add("fieldSelector", fmt.Sprintf("spec.age<%d", 5000+i))
+	}
+	v.Add("fieldSelector", "spec.age<=4")
+	q, err := query.Parse(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := s.ListPlanForTest(m, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (store.PlanForTest{Driver: "spec.age", DriverCount: 5, Within: -1, Covered: 10001, Total: 5}); plan != want {
+		t.Fatalf("plan = %+v, want %+v", plan, want)
+	}
+	res, err := s.List(ctx, m, q)
+	if err != nil || res.Total != 5 {
+		t.Fatalf("List = %d matches, %v; want 5", res.Total, err)
 	}
 }
