@@ -4,15 +4,18 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/query"
+	"github.com/svcrun/svc/runtime/query/selector"
 	"github.com/svcrun/svc/runtime/store"
 	"github.com/svcrun/svc/runtime/store/storetest"
 )
@@ -297,4 +300,150 @@ func TestManyRangeTermsMerge(t *testing.T) {
 	if err != nil || res.Total != 5 {
 		t.Fatalf("List = %d matches, %v; want 5", res.Total, err)
 	}
+}
+
+// rangeFuzzRow is an object of FuzzRangeTerm's store.
+type rangeFuzzRow struct {
+	name, sname string
+	age         *int64
+	tags        []string
+	created     time.Time
+}
+
+var (
+	rangeFuzzOnce  sync.Once
+	rangeFuzzStore *store.Store
+	rangeFuzzModel *model.Model
+	rangeFuzzRows  []rangeFuzzRow
+)
+
+// FuzzRangeTerm lists with one random range term (any field, any value)
+// and a random sort: no panic; a term that does not parse, or whose
+// value is not of the index's type, is a 400 error; otherwise the matches
+// are exactly the objects with a key in the range, compared key by key.
+func FuzzRangeTerm(f *testing.F) {
+	for _, s := range []struct {
+		field, op uint8
+		value     string
+	}{
+		{0, 3, "3"}, {0, 0, "-9223372036854775808"}, {0, 2, "9223372036854775807"}, {0, 1, "abc"}, {0, 2, "(1,2)"},
+		{1, 2, "x"}, {1, 0, "person name 010"}, {1, 3, ""}, {2, 2, "g2"}, {2, 0, "\x00"}, {3, 3, "p05"},
+		{4, 2, "2026-01-01T00:00:00.1Z"}, {4, 0, "0000-01-01T00:00:00Z"}, {4, 3, "9999-12-31T23:59:59.999999999Z"},
+		{4, 1, "2026-01-01T01:00:00.05+01:00"}, {4, 2, "yesterday"}, {5, 2, "2000-01-01T00:00:00Z"},
+	} {
+		f.Add(s.field, s.op, s.value, uint8(0), uint8(0))
+	}
+	rangeFuzzOnce.Do(func() {
+		m := storetest.PersonModel()
+		m.Validate = nil
+		clock := &fixedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		s, err := store.Open(store.Options{Now: clock.now})
+		if err == nil {
+			err = s.Register(ctx, m)
+		}
+		if err != nil {
+			f.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(26, 1))
+		// Enough objects that a range of more than collectLimit streams.
+		for i := range 2000 {
+			clock.t = clock.t.Add(time.Duration(rng.IntN(3)) * time.Millisecond)
+			r := rangeFuzzRow{name: fmt.Sprintf("p%04d", i), sname: []string{"x", "xy", fmt.Sprintf("person name %03d", rng.IntN(30))}[rng.IntN(3)], created: clock.t}
+			if rng.IntN(5) > 0 {
+				r.age = storetest.Int64(int64(rng.IntN(40) - 5))
+			}
+			for range rng.IntN(3) {
+				r.tags = append(r.tags, fmt.Sprint("g", rng.IntN(5)))
+			}
+			if _, err := s.Create(ctx, m, storetest.NewPerson(r.name, Spec{Name: r.sname, Age: r.age, Tags: r.tags})); err != nil {
+				f.Fatal(err)
+			}
+			rangeFuzzRows = append(rangeFuzzRows, r)
+		}
+		rangeFuzzStore, rangeFuzzModel = s, m
+	})
+	m := rangeFuzzModel
+	fields := []string{"spec.age", "spec.name", "spec.tags", "metadata.name", "metadata.creationTimestamp", "metadata.deletionTimestamp"}
+	types := []model.KeyType{model.Int, model.String, model.String, model.String, model.Time, model.Time}
+	ops := []string{"<", "<=", ">", ">="}
+	sorts := []string{"", "spec.age,asc", "spec.age,desc", "metadata.creationTimestamp,asc", "spec.name,desc", "name,asc"}
+	// size 0 lists every match at once (collecting); other sizes page
+	// through them, which may stream.
+	f.Fuzz(func(t *testing.T, field, op uint8, value string, sortBy, size uint8) {
+		fi := int(field) % len(fields)
+		term := fields[fi] + ops[op%4] + value
+		v := url.Values{"fieldSelector": {term}}
+		if srt := sorts[int(sortBy)%len(sorts)]; srt != "" {
+			v.Set("sort", srt)
+		}
+		q, err := query.Parse(v)
+		if err != nil {
+			var se *selector.Error
+			if !errors.As(err, &se) {
+				t.Fatalf("Parse(%q): %T %v, want a *selector.Error", term, err, err)
+			}
+			return
+		}
+		req := q.Fields[0]
+		bound, kerr := model.ParseKey(types[fi], req.Values[0])
+		res, err := rangeFuzzStore.List(ctx, m, q)
+		if kerr != nil {
+			var pe *query.ParamError
+			if !errors.As(err, &pe) || pe.Param != "fieldSelector" || !strings.Contains(pe.Reason, fields[fi]) {
+				t.Fatalf("List(%q) = %v, want a fieldSelector error naming the field (%v)", term, err, kerr)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("List(%q): %v", term, err)
+		}
+		var want []string
+		for _, r := range rangeFuzzRows {
+			var keys []model.Key
+			switch fi {
+			case 0:
+				if r.age != nil {
+					keys = append(keys, model.IntKey(*r.age))
+				}
+			case 1:
+				keys = append(keys, model.StringKey(r.sname))
+			case 2:
+				for _, tag := range r.tags {
+					keys = append(keys, model.StringKey(tag))
+				}
+			case 3:
+				keys = append(keys, model.StringKey(r.name))
+			case 4:
+				keys = append(keys, model.TimeKey(r.created))
+			}
+			if slices.ContainsFunc(keys, func(k model.Key) bool { return req.Op.Holds(strings.Compare(string(k), string(bound))) }) {
+				want = append(want, r.name)
+			}
+		}
+		var got []string
+		for _, r := range res.Items {
+			got = append(got, r.Name)
+		}
+		if size > 0 {
+			got = got[:0]
+			per := max(int(size), len(want)/16+1) // at most 17 pages
+			for page := 1; ; page++ {
+				q.Page, q.Size = page, per
+				more, err := rangeFuzzStore.List(ctx, m, q)
+				if err != nil || more.Total != res.Total {
+					t.Fatalf("List(%s) page %d size %d: total %d, %v; want %d", v.Encode(), page, size, more.Total, err, res.Total)
+				}
+				for _, r := range more.Items {
+					got = append(got, r.Name)
+				}
+				if len(more.Items) < per {
+					break
+				}
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) || res.Total != int64(len(want)) {
+			t.Fatalf("List(%s) size %d: %d %v, want %d %v", v.Encode(), size, res.Total, got, len(want), want)
+		}
+	})
 }
