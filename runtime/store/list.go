@@ -34,12 +34,12 @@ type Query = query.Query
 //     against the terms, skip the offset, take the page, and stop. Cost ~
 //     (offset+size) / selectivity; when the sort key's own field has a
 //     range term, the walk covers only that range. It is chosen when it
-//     is cheaper and the
-//     total is known without visiting the matches: no terms (object count)
-//     or one label term (the counts table), else the total is the size of
-//     the intersection of the terms' candidate id sets when every term has
-//     one (label terms AND their postings, postings.go), or counted over
-//     the smallest candidate set.
+//     is cheaper and the total is known without visiting the matches: no
+//     terms (object count), one label term (the counts table) or only
+//     range terms on one field (the range's count), else the total is the
+//     size of the intersection of the terms' candidate id sets when every
+//     term has one (label terms AND their postings, postings.go), or
+//     counted over the smallest candidate set.
 //
 // Testing a record costs cache misses, so most tests happen on index
 // entries. Every entry carries its object's label signature (one bit per
