@@ -144,7 +144,7 @@ func compile(m *model.Model, q Query) (*plan, error) {
 		p.multi[i] = m.IndexAt(i).Multi
 	}
 	var errs []error // every bad term, not only the first
-	var rangeOf map[int]int
+	var rangeOf []int
 fields:
 	for _, r := range q.Fields {
 		i, ok := m.IndexPos(r.Key)
@@ -174,7 +174,7 @@ fields:
 		p.fields = append(p.fields, ft)
 		if r.Op.IsRange() && i != ixName {
 			if rangeOf == nil {
-				rangeOf = map[int]int{}
+				rangeOf = make([]int, len(p.multi))
 			}
 			p.addRange(rangeOf, i, r.Op, ft.keys[0])
 		}
@@ -219,10 +219,10 @@ func ordered(t model.KeyType) bool {
 }
 
 // addRange adds a range term on index position ix to the plan's
-// intervals: to the one of ix unless ix is multi-valued. rangeOf maps a
-// single-valued index position to its interval's place plus one, so that
-// many terms cost one lookup each.
-func (p *plan) addRange(rangeOf map[int]int, ix int, op selector.Operator, k model.Key) {
+// intervals: to the one of ix unless ix is multi-valued. rangeOf holds,
+// per index position, the place plus one of its interval, so that many
+// terms cost one lookup each.
+func (p *plan) addRange(rangeOf []int, ix int, op selector.Operator, k model.Key) {
 	if i := rangeOf[ix]; i > 0 {
 		p.ranges[i-1].add(op, k)
 		return
