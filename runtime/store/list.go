@@ -984,7 +984,21 @@ func (s *idSet) len() int64 {
 // idSet returns the ids of src's records.
 func (v *view) idSet(src *source) *idSet {
 	s := v.newIDSet()
-	v.ids(src, s.add)
+	if src.ix == ixName {
+		v.ids(src, s.add)
+		return s
+	}
+	v.runs(src, func(run []entry) {
+		for i := range run {
+			// The bitmap usually has room: set the bit here, not through
+			// a call per entry.
+			if id := run[i].id; int(id/64) < len(s.bits) {
+				s.bits[id/64] |= 1 << (id % 64)
+			} else {
+				s.add(id)
+			}
+		}
+	})
 	return s
 }
 
@@ -1027,25 +1041,27 @@ func (v *view) runs(src *source, fn func([]entry)) {
 	}
 }
 
-// intersect returns the ids present in every source: the label sources'
-// posted words ANDed, then the other sources' entries kept where the set
-// so far holds them, smallest source first.
+// intersect returns the ids present in every source: the smallest
+// source's ids (a label's posted words, or an index's entries), the other
+// label sources' posted words ANDed, then the other sources' entries kept
+// where the set so far holds them, smallest source first.
 func (v *view) intersect(srcs []*source) *idSet {
 	srcs = slices.SortedFunc(slices.Values(srcs), func(a, b *source) int { return cmp.Compare(a.count, b.count) })
 	var set *idSet
 	var rest []*source
 	for _, src := range srcs {
 		switch {
-		case src.ix != ixLabels:
-			rest = append(rest, src)
-		case set == nil:
+		case set == nil && src.ix == ixLabels:
 			set = v.postedIDs(src)
-		default:
+		case set == nil:
+			// The smallest set is an index's (a range, say): its ids,
+			// then the labels ANDed word by word.
+			set = v.idSet(src)
+		case src.ix == ixLabels:
 			v.andPosted(set, src)
+		default:
+			rest = append(rest, src)
 		}
-	}
-	if set == nil {
-		set, rest = v.idSet(rest[0]), rest[1:]
 	}
 	for _, src := range rest {
 		next := &idSet{bits: make([]uint64, len(set.bits))} // a subset of set
@@ -1059,8 +1075,12 @@ func (v *view) intersect(srcs []*source) *idSet {
 		} else {
 			v.runs(src, func(run []entry) {
 				for i := range run {
-					if id := run[i].id; set.has(id) {
-						next.add(id)
+					switch id := run[i].id; {
+					case !set.has(id):
+					case int(id/64) < len(next.bits):
+						next.bits[id/64] |= 1 << (id % 64)
+					default:
+						next.add(id) // beyond the bitmap
 					}
 				}
 			})
