@@ -58,6 +58,8 @@ func TestParse(t *testing.T) {
 			want: Query{Page: 1, Fields: selector.Selector{req("metadata.name", selector.Equals, "post-1")}}},
 		{name: "field selector repeated", query: "fieldSelector=spec.age!%3D3&fieldSelector=spec.slug%3D(b,a)",
 			want: Query{Page: 1, Fields: selector.Selector{req("spec.age", selector.NotEquals, "3"), req("spec.slug", selector.In, "a", "b")}}},
+		{name: "field selector ranges", query: "fieldSelector=spec.year%3E1900&fieldSelector=spec.year%3C%3D2000",
+			want: Query{Page: 1, Fields: selector.Selector{req("spec.year", selector.GreaterThan, "1900"), req("spec.year", selector.LessOrEqual, "2000")}}},
 		// everything
 		{name: "all parameters", query: "page=2&size=10&sort=spec.age,desc&labelSelector=app%3Dweb&fieldSelector=spec.age%3D3",
 			want: Query{Page: 2, Size: 10, Sorts: []Sort{{Index: "spec.age", Desc: true}},
@@ -106,6 +108,8 @@ func TestParseErrors(t *testing.T) {
 		{name: "label selector second bad", query: "labelSelector=app&labelSelector=a%20b", selector: true, wantParam: "labelSelector", wantValue: "a b"},
 		{name: "field selector no operator", query: "fieldSelector=spec.age", selector: true, wantParam: "fieldSelector", wantValue: "spec.age"},
 		{name: "field selector no value", query: "fieldSelector=spec.age%3D", selector: true, wantParam: "fieldSelector", wantValue: "spec.age="},
+		{name: "field selector range over a set", query: "fieldSelector=spec.age%3E(1,2)", selector: true, wantParam: "fieldSelector", wantValue: "spec.age>(1,2)"},
+		{name: "label selector range", query: "labelSelector=tier%3E1", selector: true, wantParam: "labelSelector", wantValue: "tier>1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,6 +188,7 @@ func FuzzParse(f *testing.F) {
 		"", "page=2&size=10", "page=-1", "size=10001", "sort=name,desc&sort=spec.age",
 		"labelSelector=app%3Dweb&labelSelector=!x", "fieldSelector=name%3D(a,b)", "sort=,", "page=x",
 		"labelSelector=%3D", "fieldSelector=a!%3D", "size=0&page=0",
+		"fieldSelector=spec.age%3E%3D3&fieldSelector=spec.age%3C9", "fieldSelector=spec.age>(1,2)",
 	} {
 		f.Add(s)
 	}

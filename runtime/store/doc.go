@@ -25,7 +25,8 @@
 // Index entries with equal keys order by creation desc, then name asc, so
 // walking a tree forward yields ties in the default list order. The trees
 // keep subtree counts, so the number of entries in any key range (the
-// total of a one-term list, the size of a candidate set) is found without
+// total of a one-term list, the size of a candidate set, the objects a
+// range term such as spec.age>=18 allows: ranges.go) is found without
 // visiting them, and subtree summaries of the entries' label signatures,
 // so a list passes over whole nodes that cannot match its label terms
 // (list.go). Each label value also keeps a bitmap of its objects' ids

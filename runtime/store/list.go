@@ -27,16 +27,19 @@ type Query = query.Query
 //
 // Strategy. Every plan needs the total, so the choice is between
 //   - collect: take the candidates of the most selective indexed term
-//     (label or field equality / set / label exists), filter them by every
-//     term, sort, slice the page. Cost ~ candidates.
+//     (label or field equality / set / label exists, or a field range:
+//     ranges.go), filter them by every term, sort, slice the page. Cost ~
+//     candidates.
 //   - stream: walk the first sort key's index in order, test each object
 //     against the terms, skip the offset, take the page, and stop. Cost ~
-//     (offset+size) / selectivity. It is chosen when it is cheaper and the
-//     total is known without visiting the matches: no terms (object count)
-//     or one label term (the counts table), else the total is the size of
-//     the intersection of the terms' candidate id sets when every term has
-//     one (label terms AND their postings, postings.go), or counted over
-//     the smallest candidate set.
+//     (offset+size) / selectivity; when the sort key's own field has a
+//     range term, the walk covers only that range. It is chosen when it
+//     is cheaper and the total is known without visiting the matches: no
+//     terms (object count), one label term (the counts table) or only
+//     range terms on one field (the range's count), else the total is the
+//     size of the intersection of the terms' candidate id sets when every
+//     term has one (label terms AND their postings, postings.go), or
+//     counted over the smallest candidate set.
 //
 // Testing a record costs cache misses, so most tests happen on index
 // entries. Every entry carries its object's label signature (one bit per
@@ -81,6 +84,10 @@ type plan struct {
 	m      *model.Model
 	labels selector.Selector
 	fields []fieldTerm
+	// ranges are the intervals of the range terms on indexes that have a
+	// tree (not metadata.name): one per single-valued index, one per term
+	// on a multi-valued one.
+	ranges []keyRange
 	sorts  []sortKey // complete: ends with the name
 	multi  []bool    // per index position: may hold several keys
 	// sigs holds, per equality or set label term, the signature bits of
@@ -112,7 +119,8 @@ func (p *plan) need() uint64 {
 }
 
 // CheckQuery reports what List would refuse in q for m: unindexed sort
-// and field names, unparsable field values (query.Errors when several).
+// and field names, unparsable field values, range terms on unordered
+// indexes (query.Errors when several).
 func CheckQuery(m *model.Model, q Query) error {
 	_, err := compile(m, q)
 	return err
@@ -136,6 +144,7 @@ func compile(m *model.Model, q Query) (*plan, error) {
 		p.multi[i] = m.IndexAt(i).Multi
 	}
 	var errs []error // every bad term, not only the first
+	var rangeOf []int
 fields:
 	for _, r := range q.Fields {
 		i, ok := m.IndexPos(r.Key)
@@ -143,9 +152,15 @@ fields:
 			errs = append(errs, &query.ParamError{Param: "fieldSelector", Value: r.String(), Reason: fmt.Sprintf("field %s is not indexed", r.Key)})
 			continue
 		}
+		typ := m.IndexAt(i).Type
+		if r.Op.IsRange() && !ordered(typ) {
+			errs = append(errs, &query.ParamError{Param: "fieldSelector", Value: r.String(),
+				Reason: fmt.Sprintf("field %s is a %s index; range terms need a number, string or date-time index", r.Key, typ)})
+			continue
+		}
 		ft := fieldTerm{ix: i, op: r.Op}
 		for _, v := range r.Values {
-			k, err := model.ParseKey(m.IndexAt(i).Type, v)
+			k, err := model.ParseKey(typ, v)
 			if err != nil {
 				errs = append(errs, &query.ParamError{Param: "fieldSelector", Value: r.String(), Reason: fmt.Sprintf("field %s: %v", r.Key, err)})
 				continue fields
@@ -157,6 +172,12 @@ fields:
 		slices.Sort(ft.keys)
 		ft.keys = slices.Compact(ft.keys)
 		p.fields = append(p.fields, ft)
+		if r.Op.IsRange() && i != ixName {
+			if rangeOf == nil {
+				rangeOf = make([]int, len(p.multi))
+			}
+			p.addRange(rangeOf, i, r.Op, ft.keys[0])
+		}
 	}
 	seen := map[int]bool{}
 	add := func(sk sortKey) {
@@ -188,6 +209,32 @@ fields:
 	return p, nil
 }
 
+// ordered reports whether range terms may compare values of type t.
+func ordered(t model.KeyType) bool {
+	switch t {
+	case model.String, model.Int, model.Float, model.Time:
+		return true
+	}
+	return false
+}
+
+// addRange adds a range term on index position ix to the plan's
+// intervals: to the one of ix unless ix is multi-valued. rangeOf holds,
+// per index position, the place plus one of its interval, so that many
+// terms cost one lookup each.
+func (p *plan) addRange(rangeOf []int, ix int, op selector.Operator, k model.Key) {
+	if i := rangeOf[ix]; i > 0 {
+		p.ranges[i-1].add(op, k)
+		return
+	}
+	r := keyRange{ix: ix}
+	r.add(op, k)
+	p.ranges = append(p.ranges, r)
+	if !p.multi[ix] {
+		rangeOf[ix] = len(p.ranges)
+	}
+}
+
 // sigMiss reports whether a record with label signature sig surely fails
 // the label terms; false means it may match.
 func (p *plan) sigMiss(sig uint32) bool {
@@ -205,6 +252,14 @@ func (p *plan) matches(r *Record) bool {
 	}
 	for _, f := range p.fields {
 		ks := r.indexKeys(f.ix)
+		if f.op.IsRange() {
+			// Some value in the range (keys order as the values do);
+			// no value, no match.
+			if !slices.ContainsFunc(ks, func(k model.Key) bool { return f.op.Holds(strings.Compare(string(k), string(f.keys[0]))) }) {
+				return false
+			}
+			continue
+		}
 		hit := false
 		for _, k := range ks {
 			if _, found := slices.BinarySearch(f.keys, k); found {
@@ -267,6 +322,7 @@ type source struct {
 	ix    int
 	spans []span // or names (as keys), for ixName
 	count int64
+	terms int // the terms it answers exactly: it holds their matches
 	// dedupe: an object may appear under several values (a set term on
 	// a multi-valued index). A label has one value, so label sources never
 	// repeat an object.
@@ -298,38 +354,8 @@ func intersectCost(srcs []*source) int64 {
 
 func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int64, error) {
 	all := int64(v.trees[ixCreated].Len()) // one entry per object
-	var best *source
-	var srcs []*source
-	consider := func(src *source) {
-		src.count = v.count(src)
-		srcs = append(srcs, src)
-		if best == nil || src.count < best.count {
-			best = src
-		}
-	}
-	for _, r := range p.labels {
-		switch r.Op {
-		case selector.Equals, selector.In:
-			src := &source{ix: ixLabels}
-			for _, val := range r.Values {
-				src.spans = append(src.spans, exact(string(model.LabelKey(r.Key, val))))
-			}
-			consider(src)
-		case selector.Exists:
-			src := &source{ix: ixLabels, spans: []span{prefixSpan(string(model.LabelKeyPrefix(r.Key)))}}
-			consider(src)
-		}
-	}
-	for _, f := range p.fields {
-		if f.op != selector.Equals && f.op != selector.In {
-			continue
-		}
-		src := &source{ix: f.ix, dedupe: p.multi[f.ix] && len(f.keys) > 1}
-		for _, k := range f.keys {
-			src.spans = append(src.spans, keySpan(f.ix, k))
-		}
-		consider(src)
-	}
+	c := p.candidates(v)
+	best, srcs, within := c.best, c.srcs, c.within
 
 	total, known := p.total(v, all, best)
 	if size > 0 && int64(size) > all {
@@ -357,7 +383,12 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 		if known {
 			matches = total
 		}
-		streamCost := (offset + int64(size)) * all / max(matches, 1)
+		// A stream restricted to a range walks only its entries.
+		scope := all
+		if within != nil {
+			scope = within.count
+		}
+		streamCost := (offset + int64(size)) * scope / max(matches, 1)
 		expect = streamCost
 		collect = best.count <= collectLimit || best.count*3 <= streamCost
 		// The estimate assumes the terms are independent of the sort
@@ -375,7 +406,7 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 		// intersection, computed from postings and index entries alone.
 		// Otherwise count the matches over the smallest candidate set,
 		// testing records.
-		if best != nil && len(srcs) == len(p.labels)+len(p.fields) && intersectCost(srcs) <= intersectRatio*best.count {
+		if best != nil && c.covered == len(p.labels)+len(p.fields) && intersectCost(srcs) <= intersectRatio*best.count {
 			matched = v.intersect(srcs)
 			total = matched.len()
 		} else {
@@ -385,11 +416,70 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 			}
 		}
 	}
-	items, err := p.stream(ctx, v, best, matched, all, offset, size, expect, budget)
+	var span *span
+	if within != nil {
+		span = &within.spans[0]
+	}
+	items, err := p.stream(ctx, v, best, matched, span, all, offset, size, expect, budget)
 	if errors.Is(err, errOverBudget) {
 		return p.collect(ctx, v, best, offset, size)
 	}
 	return items, total, err
+}
+
+// candidates are the candidate sets of a plan's terms in one view.
+type candidates struct {
+	srcs    []*source
+	best    *source // the smallest; nil: no term has a candidate set
+	covered int     // the terms the sources answer exactly
+	within  *source // the range of the first sort key's field, if any
+}
+
+// candidates returns the candidate set of every label equality, set or
+// exists term, every field equality or set term and every range
+// interval, each counted from its index.
+func (p *plan) candidates(v *view) candidates {
+	var c candidates
+	consider := func(src *source) {
+		src.terms = max(src.terms, 1)
+		c.covered += src.terms
+		src.count = v.count(src)
+		c.srcs = append(c.srcs, src)
+		if c.best == nil || src.count < c.best.count {
+			c.best = src
+		}
+	}
+	for _, r := range p.labels {
+		switch r.Op {
+		case selector.Equals, selector.In:
+			src := &source{ix: ixLabels}
+			for _, val := range r.Values {
+				src.spans = append(src.spans, exact(string(model.LabelKey(r.Key, val))))
+			}
+			consider(src)
+		case selector.Exists:
+			src := &source{ix: ixLabels, spans: []span{prefixSpan(string(model.LabelKeyPrefix(r.Key)))}}
+			consider(src)
+		}
+	}
+	for _, f := range p.fields {
+		if f.op != selector.Equals && f.op != selector.In {
+			continue
+		}
+		src := &source{ix: f.ix, dedupe: p.multi[f.ix] && len(f.keys) > 1}
+		for _, k := range f.keys {
+			src.spans = append(src.spans, keySpan(f.ix, k))
+		}
+		consider(src)
+	}
+	for _, r := range p.ranges {
+		src := &source{ix: r.ix, spans: []span{r.span(v.trees[r.ix])}, dedupe: p.multi[r.ix], terms: r.terms}
+		consider(src)
+		if r.ix == p.sorts[0].ix {
+			c.within = src // single-valued: a multi-valued index is never streamed
+		}
+	}
+	return c
 }
 
 var errOverBudget = errors.New("stream visited more entries than collecting costs")
@@ -417,6 +507,10 @@ func (p *plan) total(v *view, all int64, best *source) (int64, bool) {
 		default: // DoesNotExist
 			return all - keyed(), true
 		}
+	case len(p.labels) == 0 && len(p.ranges) == 1 && p.ranges[0].terms == len(p.fields) && !p.multi[p.ranges[0].ix]:
+		// Only range terms, all on one single-valued index: its interval
+		// (best, the one source) holds exactly the matches.
+		return best.count, true
 	case len(p.labels) == 0 && len(p.fields) == 1:
 		f := p.fields[0]
 		if f.ix == ixName || p.multi[f.ix] || f.ix < numDefaultIndexes {
@@ -616,8 +710,10 @@ func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, e
 // backwards over the groups of equal keys but forwards inside each group;
 // any other tail gathers each group of ties and sorts it.
 //
-// matched, when not nil, holds exactly the ids of the matches.
-func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet, all, offset int64, size int, expect, budget int64) ([]*Record, error) {
+// matched, when not nil, holds exactly the ids of the matches. within,
+// when not nil, is the span of the first sort key's tree that a range
+// term allows: the walk covers only it.
+func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet, within *span, all, offset int64, size int, expect, budget int64) ([]*Record, error) {
 	first := p.sorts[0]
 	rest := p.sorts[1:]
 	// The creation tree holds no value: its forward order is newest first.
@@ -672,6 +768,12 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 	setAfter := int64(math.MaxInt64)
 	if best != nil && best.count < all {
 		setAfter = max(min(expect, best.count/8), 256)
+		// With no label terms no signature spares a record test, so the
+		// walk is expected to miss expect-(offset+size) times: when that
+		// reaches the threshold anyway, the misses before it are waste.
+		if set == nil && len(p.sigs) == 0 && expect-(offset+int64(size)) >= setAfter {
+			set = v.idSet(best)
+		}
 	}
 	outside := func(e entry) bool {
 		if set == nil {
@@ -712,6 +814,8 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 		}
 		for raw := it.Next(); raw != nil && take(raw.(*Record)); raw = it.Next() {
 		}
+	case !reverse && defaultTail && within != nil:
+		within.ascendCounted(v.trees[first.ix], skip, takeEntry)
 	case !reverse && defaultTail:
 		t := v.trees[first.ix]
 		if noTerms && offset > 0 {
@@ -733,13 +837,22 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 		var cur entry
 		ok := false
 		next := func(e entry) bool {
+			if within != nil && compareEntry(e, within.lo) < 0 {
+				return false // below the range: no group left
+			}
 			if skip != nil && skip(e.sig) {
 				return visit()
 			}
 			cur, ok = e, true
 			return false
 		}
-		t.ReverseFiltered(filter, next)
+		if within != nil {
+			// A range's bounds fall between keys here (not the creation
+			// tree): each group of equal keys is in it or out whole.
+			t.DescendFiltered(within.hi, filter, next)
+		} else {
+			t.ReverseFiltered(filter, next)
+		}
 		for ok {
 			if !exact(cur.a).ascendCounted(t, skip, takeEntry) {
 				break
@@ -775,9 +888,14 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 			group = append(group, r)
 			return true
 		}
-		if reverse {
+		switch {
+		case within != nil && reverse:
+			within.descendCounted(v.trees[first.ix], skip, gather)
+		case within != nil:
+			within.ascendCounted(v.trees[first.ix], skip, gather)
+		case reverse:
 			v.trees[first.ix].ReverseFiltered(filter, gather)
-		} else {
+		default:
 			v.trees[first.ix].ScanFiltered(filter, gather)
 		}
 		if more && len(group) > 0 {
@@ -866,9 +984,30 @@ func (s *idSet) len() int64 {
 
 // idSet returns the ids of src's records.
 func (v *view) idSet(src *source) *idSet {
-	s := &idSet{}
-	v.ids(src, s.add)
+	s := v.newIDSet()
+	if src.ix == ixName {
+		v.ids(src, s.add)
+		return s
+	}
+	v.runs(src, func(run []entry) {
+		for i := range run {
+			// The bitmap usually has room: set the bit here, not through
+			// a call per entry.
+			if id := run[i].id; int(id/64) < len(s.bits) {
+				s.bits[id/64] |= 1 << (id % 64)
+			} else {
+				s.add(id)
+			}
+		}
+	})
 	return s
+}
+
+// newIDSet returns an empty set sized for the view's ids: they are dense,
+// so a bitmap as long as the table is large usually holds them all, and
+// is made once rather than grown as ids come.
+func (v *view) newIDSet() *idSet {
+	return &idSet{bits: make([]uint64, min(v.trees[ixCreated].Len(), maxBitmapID)/64+1)}
 }
 
 // ids calls fn with the id of every entry of src, without touching the
@@ -878,38 +1017,75 @@ func (v *view) ids(src *source, fn func(id uint32)) {
 		v.each(context.Background(), src, nil, func(r *Record) bool { fn(r.id); return true })
 		return
 	}
+	v.runs(src, func(run []entry) {
+		for i := range run {
+			fn(run[i].id)
+		}
+	})
+}
+
+// runs hands fn the entries of src (not a name source) a leaf's run at a
+// time: a call per leaf, not per entry. fn must not keep the slice.
+func (v *view) runs(src *source, fn func([]entry)) {
+	t := v.trees[src.ix]
 	for _, sp := range src.spans {
-		sp.ascendCounted(v.trees[src.ix], nil, func(e entry) bool { fn(e.id); return true })
+		left := sp.count(t)
+		if left <= 0 {
+			continue
+		}
+		t.AscendRuns(sp.lo, func(run []entry) bool {
+			run = run[:min(len(run), left)]
+			fn(run)
+			left -= len(run)
+			return left > 0
+		})
 	}
 }
 
-// intersect returns the ids present in every source: the label sources'
-// posted words ANDed, then the other sources' entries kept where the set
-// so far holds them, smallest source first.
+// intersect returns the ids present in every source: the smallest
+// source's ids (a label's posted words, or an index's entries), the other
+// label sources' posted words ANDed, then the other sources' entries kept
+// where the set so far holds them, smallest source first.
 func (v *view) intersect(srcs []*source) *idSet {
 	srcs = slices.SortedFunc(slices.Values(srcs), func(a, b *source) int { return cmp.Compare(a.count, b.count) })
 	var set *idSet
 	var rest []*source
 	for _, src := range srcs {
 		switch {
-		case src.ix != ixLabels:
-			rest = append(rest, src)
-		case set == nil:
+		case set == nil && src.ix == ixLabels:
 			set = v.postedIDs(src)
-		default:
+		case set == nil:
+			// The smallest set is an index's (a range, say): its ids,
+			// then the labels ANDed word by word.
+			set = v.idSet(src)
+		case src.ix == ixLabels:
 			v.andPosted(set, src)
+		default:
+			rest = append(rest, src)
 		}
 	}
-	if set == nil {
-		set, rest = v.idSet(rest[0]), rest[1:]
-	}
 	for _, src := range rest {
-		next := &idSet{}
-		v.ids(src, func(id uint32) {
+		next := &idSet{bits: make([]uint64, len(set.bits))} // a subset of set
+		keep := func(id uint32) {
 			if set.has(id) {
 				next.add(id)
 			}
-		})
+		}
+		if src.ix == ixName {
+			v.ids(src, keep)
+		} else {
+			v.runs(src, func(run []entry) {
+				for i := range run {
+					switch id := run[i].id; {
+					case !set.has(id):
+					case int(id/64) < len(next.bits):
+						next.bits[id/64] |= 1 << (id % 64)
+					default:
+						next.add(id) // beyond the bitmap
+					}
+				}
+			})
+		}
 		set = next
 	}
 	return set

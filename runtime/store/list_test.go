@@ -110,6 +110,35 @@ func TestListExamples(t *testing.T) {
 		{"size=2&page=4", ""},
 		{"size=2&page=2&labelSelector=team", "a"},
 		{"size=1&page=2&sort=spec.age,asc&labelSelector=!tier", "a"},
+		// Ranges, in each index type's own order; no value, no match.
+		{"fieldSelector=spec.age%3E9", "e,b"},
+		{"fieldSelector=spec.age%3E%3D9", "e,b,a"},
+		{"fieldSelector=spec.age%3C10", "d,a"}, // -1 < 9 < 10 as numbers
+		{"fieldSelector=spec.age%3C%3D-1", "d"},
+		{"fieldSelector=spec.age%3E-2&fieldSelector=spec.age%3C10", "d,a"},
+		{"fieldSelector=spec.age%3E10", ""},
+		{"fieldSelector=spec.age%3E5&fieldSelector=spec.age%3C3", ""},
+		{"fieldSelector=spec.age%3E%3D10&fieldSelector=spec.age%3C%3D10", "e,b"},
+		{"fieldSelector=spec.age%3E%3D0&sort=spec.age,desc", "e,b,a"},
+		{"fieldSelector=spec.age%3E%3D0&sort=spec.age,asc", "a,e,b"},
+		{"fieldSelector=spec.age%3E%3D-1&size=2&page=2", "b,a"},
+		{"fieldSelector=spec.age%3E0&labelSelector=team", "e,b,a"},
+		{"fieldSelector=spec.age%3E0&fieldSelector=spec.age!%3D10", "a"},
+		{"fieldSelector=spec.age%3E0&fieldSelector=spec.age%3D(9,-1)", "a"},
+		{"fieldSelector=spec.tags%3Eh", "e,c"}, // some tag in the range
+		{"fieldSelector=spec.tags%3Ch", "c,a"},
+		{"fieldSelector=spec.tags%3Ego&fieldSelector=spec.tags%3Cs", "c"}, // rust; each term by any tag
+		{"fieldSelector=spec.name%3E%3DC", "d,e,c"},
+		{"fieldSelector=name%3Ec", "d,e"},
+		{"fieldSelector=name%3C%3Db&sort=name,desc", "b,a"},
+		{"fieldSelector=metadata.creationTimestamp%3E2026-01-01T00:00:02Z", "d,e"},
+		{"fieldSelector=metadata.creationTimestamp%3E%3D2026-01-01T00:00:02Z", "d,e,b,c"},
+		{"fieldSelector=metadata.creationTimestamp%3C2026-01-01T00:00:02Z", "a"},
+		{"fieldSelector=metadata.creationTimestamp%3C2026-01-01T01:00:02%2B01:00", "a"}, // the same instant
+		{"fieldSelector=metadata.creationTimestamp%3C%3D2026-01-01T00:00:02Z&sort=metadata.creationTimestamp,asc", "a,b,c"},
+		{"fieldSelector=metadata.creationTimestamp%3E2026-01-01T00:00:01.999999999Z", "d,e,b,c"},
+		{"fieldSelector=metadata.creationTimestamp%3E2026-01-01T00:00:01Z&fieldSelector=metadata.creationTimestamp%3C2026-01-01T00:00:03Z", "b,c"},
+		{"fieldSelector=metadata.deletionTimestamp%3E2000-01-01T00:00:00Z", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.q, func(t *testing.T) {
@@ -177,7 +206,8 @@ func TestListResultNumbers(t *testing.T) {
 func TestListBadQueries(t *testing.T) {
 	m := storetest.PersonModel()
 	s := storetest.New(t, m)
-	for _, q := range []string{"sort=spec.gender", "fieldSelector=spec.gender%3DMALE", "fieldSelector=spec.age%3Dold", "sort=metadata.labels", "fieldSelector=metadata.labels%3Dx"} {
+	for _, q := range []string{"sort=spec.gender", "fieldSelector=spec.gender%3DMALE", "fieldSelector=spec.age%3Dold", "sort=metadata.labels", "fieldSelector=metadata.labels%3Dx",
+		"fieldSelector=spec.gender%3E1", "fieldSelector=spec.age%3Eabc", "fieldSelector=metadata.labels%3Ex", "fieldSelector=metadata.creationTimestamp%3C2026"} {
 		t.Run(q, func(t *testing.T) {
 			_, err := s.List(ctx, m, mustQuery(t, q))
 			var pe *query.ParamError
@@ -242,21 +272,30 @@ func TestListAgreesWithOracle(t *testing.T) {
 				_ = i
 			}
 			labelTerms := []string{"team=t1", "team!=t1", "team", "!team", "team=(t0,t2)", "rare=yes", "rare", "tier=", "tier!=", "tier=(gold)", "!tier"}
-			fieldTerms := []string{"spec.age=3", "spec.age!=3", "spec.age=(1,2,30)", "spec.tags=g1", "spec.tags!=g2"}
+			fieldTerms := []string{"spec.age=3", "spec.age!=3", "spec.age=(1,2,30)", "spec.tags=g1", "spec.tags!=g2",
+				// Ranges: numbers below and above 0, strings around the
+				// eight bytes a sort compares as an integer, names, and
+				// bounds that hold everything or nothing.
+				"spec.age>3", "spec.age>=30", "spec.age<0", "spec.age<=-5", "spec.age>-100", "spec.age<3", "spec.age>=34", "spec.age<-5",
+				"spec.tags>g2", "spec.tags<=g1", "spec.tags>=g4", "spec.tags<g0",
+				"spec.name>x", "spec.name<=xy", "spec.name>=person name 015", "spec.name<person name 003",
+				"name>p5", "name<=p2", "name>=p0"}
 			// Creation times of some objects, in UTC and in another zone.
 			for _, i := range []int{0, len(rows) / 2, len(rows) - 1} {
 				at := time.Unix(0, rows[i].created)
 				utc, east := at.UTC().Format(time.RFC3339Nano), at.In(time.FixedZone("", 3600)).Format(time.RFC3339Nano)
 				fieldTerms = append(fieldTerms, "metadata.creationTimestamp="+utc, "metadata.creationTimestamp!="+east,
-					"metadata.creationTimestamp=("+utc+","+east+")", "metadata.creationTimestamp=("+east+",2026-01-01T00:00:00.5Z)")
+					"metadata.creationTimestamp=("+utc+","+east+")", "metadata.creationTimestamp=("+east+",2026-01-01T00:00:00.5Z)",
+					"metadata.creationTimestamp>"+utc, "metadata.creationTimestamp>="+east,
+					"metadata.creationTimestamp<"+east, "metadata.creationTimestamp<="+utc)
 			}
 			sorts := []string{"", "spec.age,asc", "spec.age,desc", "name,desc", "metadata.creationTimestamp,asc", "spec.tags,desc", "spec.name,asc", "spec.name,desc"}
-			for iter := range 300 {
+			for iter := range 400 {
 				v := url.Values{}
 				for range rng.IntN(3) {
 					v.Add("labelSelector", labelTerms[rng.IntN(len(labelTerms))])
 				}
-				for range rng.IntN(2) {
+				for range rng.IntN(3) {
 					v.Add("fieldSelector", fieldTerms[rng.IntN(len(fieldTerms))])
 				}
 				if srt := sorts[rng.IntN(len(sorts))]; srt != "" {
@@ -283,6 +322,35 @@ func TestListAgreesWithOracle(t *testing.T) {
 						}
 					}
 					for _, req := range q.Fields {
+						if req.Op.IsRange() {
+							// Some value in the range, compared as its type.
+							var c []int
+							bound := req.Values[0]
+							switch req.Key {
+							case "spec.age":
+								b, _ := strconv.ParseInt(bound, 10, 64)
+								if r.age != nil {
+									c = append(c, cmp.Compare(*r.age, b))
+								}
+							case "spec.tags":
+								for _, tag := range r.tags {
+									c = append(c, strings.Compare(tag, bound))
+								}
+							case "spec.name":
+								c = append(c, strings.Compare(r.sname, bound))
+							case "metadata.name":
+								c = append(c, strings.Compare(r.name, bound))
+							case "metadata.creationTimestamp":
+								at, _ := time.Parse(time.RFC3339Nano, bound)
+								c = append(c, cmp.Compare(r.created, at.UnixNano()))
+							default:
+								t.Fatalf("oracle: no range on %s", req.Key)
+							}
+							if !slices.ContainsFunc(c, req.Op.Holds) {
+								return false
+							}
+							continue
+						}
 						var vals []string
 						switch req.Key {
 						case "spec.age":

@@ -601,8 +601,10 @@ func sortParam(m *model.Model) *openapi3.Parameter {
 func fieldSelector(m *model.Model) *openapi3.Parameter {
 	explode := true
 	p := openapi3.NewQueryParameter("fieldSelector").
-		WithDescription("Field terms, one per value, all ANDed: `f=v`, `f!=v` (objects with no value are excluded), `f=(v1,v2)`; " +
-			"`name` means metadata.name. Indexed fields of " + m.Kind + ": " + strings.Join(indexNames(m), ", ") + ". Any other field is a 400.").
+		WithDescription("Field terms, one per value, all ANDed: `f=v`, `f!=v` (objects with no value are excluded), `f=(v1,v2)`, " +
+			"and on integer, number, string and date-time indexes the ranges `f<v`, `f<=v`, `f>v`, `f>=v` (in the index's type's order); " +
+			"`name` means metadata.name. Indexed fields of " + m.Kind + ": " + strings.Join(indexNames(m), ", ") +
+			". Any other field, or a value not of the index's type, is a 400.").
 		WithSchema(openapi3.NewArraySchema().WithItems(openapi3.NewStringSchema()))
 	p.Style, p.Explode = openapi3.SerializationForm, &explode
 	return p

@@ -30,12 +30,19 @@
 //	f!=v        NotEquals
 //	f=(v1,v2)   In
 //	f!=(v1,v2)  NotIn
+//	f<v         LessThan
+//	f<=v        LessOrEqual
+//	f>v         GreaterThan
+//	f>=v        GreaterOrEqual
 //
-// Fields have no exists or does-not-exist form. The first "=" of a term (or
-// the "!=" it ends) separates key from value, so a field value may itself
-// contain "=", "!=", "@" or spaces ("a==b" is the field term a = "=b"). A
-// value that starts with "(" and ends with ")" is a set: its inside is split
-// on ",", every element must be non-empty, and the set must not be empty.
+// Fields have no exists or does-not-exist form, and labels no range form.
+// The first "=", "<" or ">" of a field term starts its operator ("!=" when
+// a "!" comes before the "=", "<=" or ">=" when an "=" follows the "<" or
+// ">"), and the rest is the value, so a field value may itself contain
+// "=", "<", ">", "!=", "@" or spaces ("a==b" is the field term a = "=b",
+// "a>=>b" is a >= ">b"). A value that starts with "(" and ends with ")" is
+// a set: its inside is split on ",", every element must be non-empty, and
+// the set must not be empty. Range terms take one value, never a set.
 // Parsed sets are sorted and free of duplicates, so Requirement.String is
 // canonical and parses back to an equal Requirement.
 //
@@ -45,7 +52,10 @@
 // NotEquals or NotIn requirement matches an object that lacks the key. Field
 // semantics differ: an object with no value for the field is excluded by
 // every field term, including != (CONTRACT §4). The query engine applies that
-// rule itself, before it calls Matches or when it reads an index.
+// rule itself, before it calls Matches or when it reads an index. Range
+// terms compare values in the order of the field's type (numbers as
+// numbers, date-times as instants), which only the query engine knows: it
+// compares and asks Operator.Holds, and Matches is false for them.
 //
 // # What it does not do
 //

@@ -32,7 +32,8 @@ func (e *Error) Error() string {
 
 const (
 	labelForms = `expected "<key>=<value>", "<key>!=<value>", "<key>=(<v1>,<v2>)", "<key>" or "!<key>"`
-	fieldForms = `expected "<field>=<value>", "<field>!=<value>" or "<field>=(<v1>,<v2>)"`
+	fieldForms = `expected "<field>=<value>", "<field>!=<value>", "<field>=(<v1>,<v2>)", ` +
+		`"<field><<value>", "<field><=<value>", "<field>><value>" or "<field>>=<value>"`
 )
 
 // ParseLabels parses the values of the repeated labelSelector parameter, one
@@ -132,7 +133,7 @@ func ParseFieldTerm(term string) (Requirement, error) {
 	if s == "" {
 		return fail("found an empty term; " + fieldForms)
 	}
-	t := scan(s)
+	t := scanField(s)
 	opText := t.op.symbol()
 	switch {
 	case t.op == Exists:
@@ -152,6 +153,9 @@ func ParseFieldTerm(term string) (Requirement, error) {
 		key = "metadata.name"
 	}
 	if set, ok := setBody(t.value); ok {
+		if t.op.IsRange() {
+			return fail(`found a set after "` + opText + `"; a range term takes one value, as in "<field>` + opText + `<value>"`)
+		}
 		values, reason := splitSet(set, nil)
 		if reason != "" {
 			return fail(reason)
@@ -161,11 +165,11 @@ func ParseFieldTerm(term string) (Requirement, error) {
 	return Requirement{Key: key, Op: t.op, Values: []string{t.value}}, nil
 }
 
-// scanned is a term cut into its parts by scan.
+// scanned is a term cut into its parts by scan or scanField.
 type scanned struct {
 	key   string
-	op    Operator // Equals, NotEquals, Exists or DoesNotExist
-	value string   // only for Equals and NotEquals
+	op    Operator // Equals, NotEquals, Exists, DoesNotExist or (fields) a range
+	value string   // for every operator but Exists and DoesNotExist
 }
 
 // scan cuts a trimmed, non-empty term at its operator. The first '=' is the
@@ -186,10 +190,40 @@ func scan(s string) scanned {
 	}
 }
 
-// symbol is the text of an Equals or NotEquals operator in a term.
+// scanField is scan for a field term, which may also be a range. Field
+// paths hold none of '=', '<', '>' and '!', so the first of "=<>" in the
+// term starts its operator: '<' or '>' followed by '=' is "<=" or ">=",
+// and '=' is cut as scan cuts it. As with "=", whatever follows the
+// operator is the value: "f>=>x" is f >= ">x".
+func scanField(s string) scanned {
+	i := strings.IndexAny(s, "=<>")
+	if i < 0 || s[i] == '=' {
+		return scan(s)
+	}
+	op := LessThan
+	if s[i] == '>' {
+		op = GreaterThan
+	}
+	n := 1
+	if i+1 < len(s) && s[i+1] == '=' {
+		op, n = op+1, 2 // LessOrEqual, GreaterOrEqual
+	}
+	return scanned{key: s[:i], op: op, value: s[i+n:]}
+}
+
+// symbol is the text of a valued operator in a term.
 func (o Operator) symbol() string {
-	if o == NotEquals {
+	switch o {
+	case NotEquals:
 		return "!="
+	case LessThan:
+		return "<"
+	case LessOrEqual:
+		return "<="
+	case GreaterThan:
+		return ">"
+	case GreaterOrEqual:
+		return ">="
 	}
 	return "="
 }

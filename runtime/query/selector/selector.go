@@ -10,15 +10,20 @@ import (
 // values. The zero Operator is invalid, so a zero Requirement matches nothing.
 type Operator int
 
-// The operators of label and field terms. Fields use only Equals, NotEquals,
-// In and NotIn.
+// The operators of label and field terms. Fields use Equals, NotEquals, In,
+// NotIn and the range operators; labels every operator but the range ones,
+// since label values have no order.
 const (
-	Equals       Operator = iota + 1 // k=v
-	NotEquals                        // k!=v
-	In                               // k=(v1,v2)
-	NotIn                            // k!=(v1,v2)
-	Exists                           // k
-	DoesNotExist                     // !k
+	Equals         Operator = iota + 1 // k=v
+	NotEquals                          // k!=v
+	In                                 // k=(v1,v2)
+	NotIn                              // k!=(v1,v2)
+	Exists                             // k
+	DoesNotExist                       // !k
+	LessThan                           // f<v
+	LessOrEqual                        // f<=v
+	GreaterThan                        // f>v
+	GreaterOrEqual                     // f>=v
 )
 
 // String returns the operator's name, such as "Equals" or "DoesNotExist".
@@ -36,13 +41,43 @@ func (o Operator) String() string {
 		return "Exists"
 	case DoesNotExist:
 		return "DoesNotExist"
+	case LessThan:
+		return "LessThan"
+	case LessOrEqual:
+		return "LessOrEqual"
+	case GreaterThan:
+		return "GreaterThan"
+	case GreaterOrEqual:
+		return "GreaterOrEqual"
 	}
 	return "Operator(" + strconv.Itoa(int(o)) + ")"
 }
 
+// IsRange reports whether o is one of the range operators <, <=, > and >=.
+func (o Operator) IsRange() bool { return o >= LessThan && o <= GreaterOrEqual }
+
+// Holds reports whether a range operator holds for a value that compares
+// to the term's bound as c does (c < 0: the value is below the bound). It
+// is false for other operators. Only the caller knows the field's type, so
+// it does the comparing: 9 < 10 as numbers but "9" > "10" as text.
+func (o Operator) Holds(c int) bool {
+	switch o {
+	case LessThan:
+		return c < 0
+	case LessOrEqual:
+		return c <= 0
+	case GreaterThan:
+		return c > 0
+	case GreaterOrEqual:
+		return c >= 0
+	}
+	return false
+}
+
 // Requirement is one parsed term: a key, an operator and the operator's
-// values. Equals and NotEquals carry exactly one value; In and NotIn carry one
-// or more, sorted and without duplicates; Exists and DoesNotExist carry none.
+// values. Equals, NotEquals and the range operators carry exactly one value;
+// In and NotIn carry one or more, sorted and without duplicates; Exists and
+// DoesNotExist carry none.
 // The zero Requirement is invalid and matches nothing. Requirements built by
 // ParseLabelTerm and ParseFieldTerm always satisfy these rules; one built by
 // hand is trusted as it is.
@@ -55,7 +90,7 @@ type Requirement struct {
 }
 
 // String returns the term in canonical form ("k=v", "k!=v", "k=(a,b)",
-// "k!=(a,b)", "k", "!k"). For a parsed Requirement it parses back, with the
+// "k!=(a,b)", "k", "!k", "f<v", "f<=v", "f>v", "f>=v"). For a parsed Requirement it parses back, with the
 // same parser, to an equal Requirement. An invalid operator prints as
 // "<invalid Operator(n) requirement on key>".
 func (r Requirement) String() string {
@@ -64,15 +99,12 @@ func (r Requirement) String() string {
 		return r.Key
 	case DoesNotExist:
 		return "!" + r.Key
-	case Equals, NotEquals:
+	case Equals, NotEquals, LessThan, LessOrEqual, GreaterThan, GreaterOrEqual:
 		v := ""
 		if len(r.Values) > 0 {
 			v = r.Values[0]
 		}
-		if r.Op == Equals {
-			return r.Key + "=" + v
-		}
-		return r.Key + "!=" + v
+		return r.Key + r.Op.symbol() + v
 	case In, NotIn:
 		var b strings.Builder
 		n := len(r.Key) + 4
@@ -103,7 +135,9 @@ func (r Requirement) String() string {
 //
 // Field selectors exclude objects that have no value for the field, whatever
 // the operator; the query engine checks ok itself before calling Matches for
-// a field requirement.
+// a field requirement. Range requirements order typed values, which v as
+// text cannot do, so Matches is false for them: the query engine compares
+// the field's keys and asks Op.Holds.
 func (r Requirement) Matches(v string, ok bool) bool {
 	switch r.Op {
 	case Equals:

@@ -129,6 +129,25 @@ var fieldGood = []goodCase{
 	{name: "not in", term: "f!=(b,a)", want: req("f", NotIn, "a", "b"), str: "f!=(a,b)"},
 	{name: "parens inside set", term: "f=((a),b)", want: req("f", In, "(a)", "b"), str: "f=((a),b)"},
 	{name: "spaces kept inside set", term: "f=( a , b )", want: req("f", In, " a ", " b "), str: "f=( a , b )"},
+	// Ranges.
+	{name: "greater than", term: "spec.year>1900", want: req("spec.year", GreaterThan, "1900"), str: "spec.year>1900"},
+	{name: "greater or equal", term: "spec.year>=1900", want: req("spec.year", GreaterOrEqual, "1900"), str: "spec.year>=1900"},
+	{name: "less than", term: "spec.age<30", want: req("spec.age", LessThan, "30"), str: "spec.age<30"},
+	{name: "less or equal", term: "spec.age<=30", want: req("spec.age", LessOrEqual, "30"), str: "spec.age<=30"},
+	{name: "range on the name alias", term: "name>m", want: req("metadata.name", GreaterThan, "m"), str: "metadata.name>m"},
+	{name: "range on a time", term: "metadata.creationTimestamp>=2026-01-01T00:00:00Z",
+		want: req("metadata.creationTimestamp", GreaterOrEqual, "2026-01-01T00:00:00Z"),
+		str:  "metadata.creationTimestamp>=2026-01-01T00:00:00Z"},
+	{name: "negative bound", term: "spec.age>-5", want: req("spec.age", GreaterThan, "-5"), str: "spec.age>-5"},
+	{name: "equals after or-equal is the value", term: "f>==x", want: req("f", GreaterOrEqual, "=x"), str: "f>==x"},
+	{name: "operator after range is the value", term: "f<>x", want: req("f", LessThan, ">x"), str: "f<>x"},
+	{name: "less-or-equal then greater", term: "f<=>x", want: req("f", LessOrEqual, ">x"), str: "f<=>x"},
+	{name: "range signs inside an equals value", term: "f=a>b", want: req("f", Equals, "a>b"), str: "f=a>b"},
+	{name: "range signs inside a not-equals value", term: "f!=<b", want: req("f", NotEquals, "<b"), str: "f!=<b"},
+	{name: "range signs inside a set", term: "f=(<a,>b)", want: req("f", In, "<a", ">b"), str: "f=(<a,>b)"},
+	{name: "equals inside a range value", term: "f>a=b", want: req("f", GreaterThan, "a=b"), str: "f>a=b"},
+	{name: "half a set is a range value", term: "f>(a", want: req("f", GreaterThan, "(a"), str: "f>(a"},
+	{name: "spaces around a range trimmed", term: " spec.age>=3 ", want: req("spec.age", GreaterOrEqual, "3"), str: "spec.age>=3"},
 }
 
 var fieldBad = []badCase{
@@ -149,6 +168,22 @@ var fieldBad = []badCase{
 	{name: "slash in field", term: "spec/age=1", reason: `invalid field "spec/age"`},
 	{name: "bang with value", term: "!a=b", reason: `invalid field "!a"`},
 	{name: "empty term", term: "", reason: "found an empty term"},
+	// Ranges.
+	{name: "range with no value", term: "spec.age>", reason: `found no value after ">"`},
+	{name: "or-equal range with no value", term: "spec.age<=", reason: `found no value after "<="`},
+	{name: "range with no field", term: ">=3", reason: `found no field before ">="`},
+	{name: "range over a set", term: "spec.age>=(1,2)", reason: `found a set after ">="; a range term takes one value`},
+	{name: "range over an empty set", term: "spec.age<()", reason: `found a set after "<"`},
+	{name: "bang before a range", term: "spec.age!>3", reason: `invalid field "spec.age!"`},
+	{name: "space before a range", term: "spec.age >3", reason: `invalid field "spec.age "`},
+	{name: "range after a bad path", term: "spec..age<3", reason: `invalid field "spec..age"`},
+}
+
+// A range term is a field term only: label values have no order.
+var labelRangeBad = []badCase{
+	{name: "label greater than", term: "tier>1", reason: `invalid key "tier>1"`},
+	{name: "label greater or equal", term: "tier>=1", reason: `invalid key "tier>"`},
+	{name: "label less than", term: "tier<1", reason: `invalid key "tier<1"`},
 }
 
 func checkGood(t *testing.T, parse func(string) (Requirement, error), cases []goodCase) {
@@ -201,6 +236,7 @@ func checkBad(t *testing.T, parse func(string) (Requirement, error), param strin
 func TestParseLabelTerm(t *testing.T) {
 	t.Run("good", func(t *testing.T) { checkGood(t, ParseLabelTerm, labelGood) })
 	t.Run("bad", func(t *testing.T) { checkBad(t, ParseLabelTerm, LabelParam, labelBad) })
+	t.Run("no ranges", func(t *testing.T) { checkBad(t, ParseLabelTerm, LabelParam, labelRangeBad) })
 }
 
 func TestParseFieldTerm(t *testing.T) {
@@ -216,7 +252,8 @@ func TestErrorMessage(t *testing.T) {
 	}
 	_, err = ParseFieldTerm("!name")
 	const want = `invalid fieldSelector "!name": found "!<field>"; expected "<field>=<value>", ` +
-		`"<field>!=<value>" or "<field>=(<v1>,<v2>)" (fields have no does-not-exist form)`
+		`"<field>!=<value>", "<field>=(<v1>,<v2>)", "<field><<value>", "<field><=<value>", "<field>><value>" ` +
+		`or "<field>>=<value>" (fields have no does-not-exist form)`
 	if err == nil || err.Error() != want {
 		t.Fatalf("ParseFieldTerm(%q) error = %v, want %q", "!name", err, want)
 	}
@@ -273,11 +310,38 @@ func TestOperatorString(t *testing.T) {
 		want string
 	}{
 		{Equals, "Equals"}, {NotEquals, "NotEquals"}, {In, "In"}, {NotIn, "NotIn"},
-		{Exists, "Exists"}, {DoesNotExist, "DoesNotExist"}, {0, "Operator(0)"}, {42, "Operator(42)"},
+		{Exists, "Exists"}, {DoesNotExist, "DoesNotExist"}, {LessThan, "LessThan"}, {LessOrEqual, "LessOrEqual"},
+		{GreaterThan, "GreaterThan"}, {GreaterOrEqual, "GreaterOrEqual"}, {0, "Operator(0)"}, {42, "Operator(42)"},
 	}
 	for _, tc := range tests {
 		if got := tc.op.String(); got != tc.want {
 			t.Errorf("Operator(%d).String() = %q, want %q", int(tc.op), got, tc.want)
+		}
+	}
+}
+
+func TestOperatorHolds(t *testing.T) {
+	tests := []struct {
+		op               Operator
+		below, eq, above bool // Holds for a value below, at and above the bound
+		isRange          bool
+	}{
+		{LessThan, true, false, false, true},
+		{LessOrEqual, true, true, false, true},
+		{GreaterThan, false, false, true, true},
+		{GreaterOrEqual, false, true, true, true},
+		{Equals, false, false, false, false},
+		{NotEquals, false, false, false, false},
+		{In, false, false, false, false},
+		{NotIn, false, false, false, false},
+		{Exists, false, false, false, false},
+		{DoesNotExist, false, false, false, false},
+		{0, false, false, false, false},
+	}
+	for _, tc := range tests {
+		got := [4]bool{tc.op.Holds(-2), tc.op.Holds(0), tc.op.Holds(3), tc.op.IsRange()}
+		if want := [4]bool{tc.below, tc.eq, tc.above, tc.isRange}; got != want {
+			t.Errorf("%v: Holds(<0, 0, >0), IsRange = %v, want %v", tc.op, got, want)
 		}
 	}
 }
@@ -293,6 +357,8 @@ func TestSelectorString(t *testing.T) {
 		{name: "order given", sel: Selector{req("b", Equals, "1"), req("a", NotIn, "x", "y"), req("c", DoesNotExist)},
 			want: "b=1,a!=(x,y),!c"},
 		{name: "zero requirement", sel: Selector{{Key: "k"}}, want: "<invalid Operator(0) requirement on k>"},
+		{name: "ranges", sel: Selector{req("a", LessThan, "1"), req("a", LessOrEqual, "2"), req("b", GreaterThan, "x"), req("b", GreaterOrEqual, "=y")},
+			want: "a<1,a<=2,b>x,b>==y"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,6 +396,9 @@ func TestRequirementMatches(t *testing.T) {
 			probes: []probe{{"a", true, false}, {"", false, false}}},
 		{name: "unsorted hand-built set", r: req("k", In, "z", "a"),
 			probes: []probe{{"a", true, true}, {"z", true, true}, {"m", true, false}}},
+		// The query engine compares typed keys for ranges.
+		{name: "range matches nothing as text", r: req("k", GreaterThan, "1"),
+			probes: []probe{{"2", true, false}, {"0", true, false}, {"", false, false}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -416,6 +485,16 @@ func checkParsed(t *testing.T, parse func(string) (Requirement, error), term str
 		if len(r.Values) != 0 {
 			t.Fatalf("parse(%q) = %+v: want no values", term, r)
 		}
+	case LessThan, LessOrEqual, GreaterThan, GreaterOrEqual:
+		if len(r.Values) != 1 || r.Values[0] == "" {
+			t.Fatalf("parse(%q) = %+v: want one non-empty value", term, r)
+		}
+		if (r.Op == LessThan || r.Op == GreaterThan) && r.Values[0][0] == '=' {
+			t.Fatalf("parse(%q) = %+v: a strict range's value starts with '=', so its String reads as <= or >=", term, r)
+		}
+		if _, set := setBody(r.Values[0]); set {
+			t.Fatalf("parse(%q) = %+v: a range's value is a set", term, r)
+		}
 	default:
 		t.Fatalf("parse(%q) = %+v: invalid operator", term, r)
 	}
@@ -459,6 +538,7 @@ func addSeeds(f *testing.F, good []goodCase, bad []badCase) {
 
 func FuzzParseLabelTerm(f *testing.F) {
 	addSeeds(f, labelGood, labelBad)
+	addSeeds(f, nil, labelRangeBad)
 	f.Fuzz(func(t *testing.T, term string) {
 		r, err := ParseLabelTerm(term)
 		if err != nil {
@@ -466,6 +546,9 @@ func FuzzParseLabelTerm(f *testing.F) {
 			return
 		}
 		checkParsed(t, ParseLabelTerm, term, r, true)
+		if r.Op.IsRange() {
+			t.Fatalf("ParseLabelTerm(%q) = %+v: labels have no range forms", term, r)
+		}
 		if err := object.ValidateLabelKey(r.Key); err != nil {
 			t.Fatalf("ParseLabelTerm(%q) accepted key %q: %v", term, r.Key, err)
 		}
@@ -495,6 +578,12 @@ func FuzzParseFieldTerm(f *testing.F) {
 		}
 		if !isFieldPath(r.Key) || r.Key == "name" {
 			t.Fatalf("ParseFieldTerm(%q) = %+v: bad field path", term, r)
+		}
+		// The operator is the first of "=<>" in the term: a value may hold
+		// those signs, a key never.
+		trimmed := strings.TrimSpace(term)
+		if i := strings.IndexAny(trimmed, "=<>"); i < 0 || !strings.HasPrefix(trimmed[i:], strings.TrimPrefix(r.Op.symbol(), "!")) {
+			t.Fatalf("ParseFieldTerm(%q) = %+v: operator %q is not where the term's first of \"=<>\" is", term, r, r.Op.symbol())
 		}
 		sel, err := ParseFields([]string{term})
 		if err != nil || len(sel) != 1 || !reflect.DeepEqual(sel[0], r) {

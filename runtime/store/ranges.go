@@ -1,0 +1,131 @@
+package store
+
+import (
+	"time"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/query/selector"
+	"github.com/svcrun/svc/runtime/store/internal/cowtree"
+)
+
+// Range terms (f<v, f<=v, f>v, f>=v) are answered from the index: keys
+// are order-preserving, so the objects a range allows are the entries of
+// one span of the field's tree, counted in O(log n) by rank. The range
+// terms of a single-valued index are merged into one interval (spec.year>
+// 1900 and spec.year<2000 are one span); on a multi-valued index each term
+// is its own span, since two terms may be met by two different values.
+
+// bound is one end of a key interval.
+type bound struct {
+	k    model.Key
+	incl bool // k itself is in the interval
+	set  bool // false: unbounded
+}
+
+// keyRange is an interval of keys of one index, and the number of range
+// terms it stands for.
+type keyRange struct {
+	ix     int
+	lo, hi bound
+	terms  int
+}
+
+// add narrows r by one range term.
+func (r *keyRange) add(op selector.Operator, k model.Key) {
+	r.terms++
+	switch op {
+	case selector.GreaterThan, selector.GreaterOrEqual:
+		incl := op == selector.GreaterOrEqual
+		if !r.lo.set || k > r.lo.k || k == r.lo.k && !incl {
+			r.lo = bound{k: k, incl: incl, set: true}
+		}
+	case selector.LessThan, selector.LessOrEqual:
+		incl := op == selector.LessOrEqual
+		if !r.hi.set || k < r.hi.k || k == r.hi.k && !incl {
+			r.hi = bound{k: k, incl: incl, set: true}
+		}
+	}
+}
+
+// minTimeKey is below every time key: the creation tree's entries with no
+// creation time sort after the pivot it makes, so no range holds them.
+const minTimeKey = model.Key("\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+
+// span returns the entries of t, the tree at r.ix, whose keys lie in r.
+func (r keyRange) span(t *tree) span {
+	var sp span
+	if r.ix == ixCreated {
+		// The creation tree runs from the newest object to the oldest:
+		// the upper time bound starts the span, the lower one ends it.
+		// createdPivot(k) stands before the objects created at k, so
+		// createdPivot(k-1ns) stands right after them.
+		switch {
+		case !r.hi.set:
+			sp.lo = entry{rec: before}
+		case r.hi.incl:
+			sp.lo = createdPivot(r.hi.k)
+		default:
+			sp.lo = createdPivot(nanoBefore(r.hi.k))
+		}
+		switch {
+		case !r.lo.set:
+			sp.hi = createdPivot(minTimeKey)
+		case r.lo.incl:
+			sp.hi = createdPivot(nanoBefore(r.lo.k))
+		default:
+			sp.hi = createdPivot(r.lo.k)
+		}
+	} else {
+		// Objects with no value for a model's own index have one entry
+		// keyed "", below every key: the span starts past them.
+		sp.lo = entry{a: "", rec: after}
+		if r.lo.set {
+			sp.lo = entry{a: string(r.lo.k), rec: after}
+			if r.lo.incl {
+				sp.lo.rec = before
+			}
+		}
+		if r.hi.set {
+			sp.hi = entry{a: string(r.hi.k), rec: before}
+			if r.hi.incl {
+				sp.hi.rec = after
+			}
+		} else if last, ok := t.GetAt(t.Len() - 1); ok {
+			sp.hi = entry{a: last.a, rec: after}
+		} else {
+			sp.hi = sp.lo
+		}
+	}
+	if compareEntry(sp.lo, sp.hi) > 0 {
+		sp.hi = sp.lo // an empty interval, such as f>5 with f<3
+	}
+	return sp
+}
+
+// nanoBefore returns the time key one nanosecond before k.
+func nanoBefore(k model.Key) model.Key {
+	t, _ := model.KeyTime(k)
+	return model.TimeKey(t.Add(-time.Nanosecond))
+}
+
+// descendCounted is ascendCounted walking s from its end down.
+func (s span) descendCounted(t *tree, skip func(sig uint32) bool, fn func(entry) bool) bool {
+	n, more := s.count(t), true
+	if n == 0 {
+		return true
+	}
+	var f *cowtree.Filter[entry]
+	if skip != nil {
+		f = &cowtree.Filter[entry]{Skip: skip, Passed: func(k int) bool {
+			n -= k
+			return n > 0
+		}}
+	}
+	// No entry equals a pivot: the walk starts below s.hi.
+	t.DescendFiltered(s.hi, f, func(e entry) bool {
+		more = fn(e)
+		n--
+		return more && n > 0
+	})
+	return more
+}
