@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svcrun/svc/runtime/server"
 	"github.com/svcrun/svc/runtime/server/servertest"
 	"go.yaml.in/yaml/v3"
 )
@@ -47,7 +48,11 @@ type corpusServer struct {
 
 func startCorpusServer(t *testing.T) *corpusServer {
 	t.Helper()
-	srv := servertest.Start(t, servertest.Options{Brand: "halo.run", AdminPassword: corpusAdminPW})
+	// Users are created in parallel, each hashing a bcrypt password: under
+	// -race on a busy machine one answer can take longer than the server's
+	// write timeout, which would cut it (EOF) instead of failing on merit.
+	srv := servertest.Start(t, servertest.Options{Brand: "halo.run", AdminPassword: corpusAdminPW,
+		Flags: func(f *server.Flags) { f.WriteTimeout = -1 }})
 	return &corpusServer{t: t, url: srv.URL}
 }
 
