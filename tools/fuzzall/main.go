@@ -19,6 +19,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -58,12 +61,13 @@ func main() {
 	goCmd := flag.String("go", "go", "go command")
 	logDir := flag.String("logdir", "", "directory for each target's full output (default: a new temporary directory)")
 	verbose := flag.Bool("v", false, "copy each target's output to stderr as it runs")
+	list := flag.Bool("list", false, "only list the targets")
 	flag.Parse()
 	patterns := flag.Args()
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
-	opts := options{Go: *goCmd, FuzzTime: *fuzztime, Run: *run, Parallel: *parallel, LogDir: *logDir, Verbose: *verbose}
+	opts := options{Go: *goCmd, FuzzTime: *fuzztime, Run: *run, Parallel: *parallel, LogDir: *logDir, Verbose: *verbose, List: *list}
 	if _, err := runAll(opts, patterns, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "fuzzall:", err)
 		os.Exit(1)
@@ -74,7 +78,7 @@ func main() {
 type options struct {
 	Go, FuzzTime, Run, LogDir string
 	Parallel                  int
-	Verbose                   bool
+	Verbose, List             bool
 	Dir                       string // where to run the go command; "" for the current directory
 }
 
@@ -117,6 +121,12 @@ func runAll(o options, patterns []string, stdout, stderr io.Writer) ([]outcome, 
 		if rel, err := filepath.Rel(root, t.Dir); err == nil {
 			targets[i].Rel = "./" + filepath.ToSlash(rel)
 		}
+	}
+	if o.List {
+		for _, t := range targets {
+			fmt.Fprintf(stdout, "%s\t%s\n", t.Rel, t.Name)
+		}
+		return nil, nil
 	}
 	if o.LogDir == "" {
 		if o.LogDir, err = os.MkdirTemp("", "fuzzall-"); err != nil {
@@ -174,9 +184,6 @@ func moduleRoot(o options) (string, error) {
 	return filepath.Dir(mod), nil
 }
 
-// fuzzFunc matches the declaration of a fuzz target in a test file.
-var fuzzFunc = regexp.MustCompile(`(?m)^func (Fuzz[A-Za-z0-9_]*)\(\s*\w+\s+\*testing\.F\s*\)`)
-
 // findTargets lists the packages matching patterns and reads their test
 // files for fuzz targets, in package then file order.
 func findTargets(o options, patterns []string, stderr io.Writer) ([]target, error) {
@@ -201,16 +208,41 @@ func findTargets(o options, patterns []string, stderr io.Writer) ([]target, erro
 			return nil, fmt.Errorf("decode go list output: %w", err)
 		}
 		for _, f := range append(p.TestGoFiles, p.XTestGoFiles...) {
-			src, err := os.ReadFile(filepath.Join(p.Dir, f))
+			names, err := fuzzFuncs(filepath.Join(p.Dir, f))
 			if err != nil {
 				return nil, err
 			}
-			for _, m := range fuzzFunc.FindAllSubmatch(src, -1) {
-				targets = append(targets, target{Pkg: p.ImportPath, Dir: p.Dir, Name: string(m[1])})
+			for _, name := range names {
+				targets = append(targets, target{Pkg: p.ImportPath, Dir: p.Dir, Name: name})
 			}
 		}
 	}
 	return targets, nil
+}
+
+// fuzzFuncs returns the fuzz targets declared in a test file: top-level
+// functions FuzzXxx(*testing.F), as go test finds them. Parsing rather
+// than matching lines skips source held in strings and comments.
+func fuzzFuncs(path string) ([]string, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, fmt.Errorf("read fuzz targets: %w", err)
+	}
+	var names []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Fuzz") || len(fn.Type.Params.List) != 1 {
+			continue
+		}
+		star, ok := fn.Type.Params.List[0].Type.(*ast.StarExpr)
+		if !ok {
+			continue
+		}
+		if sel, ok := star.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "F" {
+			names = append(names, fn.Name.Name)
+		}
+	}
+	return names, nil
 }
 
 // fuzzOne runs one target and reads its output.
