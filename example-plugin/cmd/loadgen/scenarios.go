@@ -28,7 +28,21 @@ type tally struct {
 	requests  int64
 	errors    int64
 	conflicts int64
-	kinds     map[string]int64 // error breakdown
+	kinds     map[string]int64  // error breakdown
+	subs      map[string]*tally // per operation, in the mixed scenario
+}
+
+// sub returns the tally of one operation of the mixed scenario.
+func (t *tally) sub(op string) *tally {
+	if t.subs == nil {
+		t.subs = map[string]*tally{}
+	}
+	s := t.subs[op]
+	if s == nil {
+		s = &tally{}
+		t.subs[op] = s
+	}
+	return s
 }
 
 func (t *tally) fail(kind string) {
@@ -49,6 +63,9 @@ func (t *tally) merge(o *tally) {
 			t.kinds = map[string]int64{}
 		}
 		t.kinds[k] += v
+	}
+	for op, s := range o.subs {
+		t.sub(op).merge(s)
 	}
 }
 
@@ -93,6 +110,7 @@ type result struct {
 	ErrorKinds    map[string]int64 `json:"errorKinds,omitempty"`
 	Notes         string           `json:"notes,omitempty"`
 	Watch         *watchStats      `json:"watch,omitempty"`
+	Mixed         *mixedStats      `json:"mixed,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
