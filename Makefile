@@ -8,8 +8,9 @@ FUZZFLAGS ?=
 CRASH_ROUNDS  ?= 20
 CRASH_SIZES   ?= 100,102400
 CRASH_OBJECTS ?= 32
+SOAK          ?= 10m
 
-.PHONY: run test fmt-check vet unit allocs bench fuzz crash generate
+.PHONY: run test fmt-check vet unit allocs bench fuzz crash soak generate
 
 # Builds and starts the example server on the embedded store (./data).
 run:
@@ -50,6 +51,12 @@ fuzz:
 crash:
 	SVC_STORE_CRASH_ROUNDS=$(CRASH_ROUNDS) SVC_STORE_CRASH_SIZES=$(CRASH_SIZES) SVC_STORE_CRASH_OBJECTS=$(CRASH_OBJECTS) \
 	  $(GO) test -count=1 -v -timeout 2h -run '^TestCrashRecovery$$' ./runtime/store
+
+# A soak: the example server on a new data directory (admin password from
+# SVC_ADMIN_PASSWORD), preloaded, under the load tool's mixed scenario for
+# SOAK; see tools/soak.sh for SOAK_RATE, SOAK_OBJECTS and the rest.
+soak:
+	GO=$(GO) SOAK=$(SOAK) sh tools/soak.sh
 
 generate:
 	$(GO) generate ./...

@@ -73,6 +73,7 @@ type config struct {
 	// during the mixed scenario; 0 and "" to leave them out.
 	ServerPID     int
 	ServerGCTrace string
+	Strict        bool // exit 1 when any scenario saw errors
 }
 
 // parseFlags reads and validates the command line.
@@ -91,6 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	scenarios := fs.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run, in order: "+strings.Join(knownScenarios, ", ")+" (mixed: every operation at once, see --mix)")
 	mix := fs.String("mix", defaultMix, "weights of the mixed scenario's operations ("+strings.Join(mixOps, ", ")+"); creates and deletes of this run's persons balance, so the store stays at --objects (+ at most 1000)")
 	serverPID := fs.Int("server-pid", 0, "process id of the server (same machine): the mixed scenario samples its VmRSS and open descriptors from /proc")
+	strict := fs.Bool("strict", false, "exit with status 1 when any scenario fails or reports errors (the soak's verdict)")
 	serverGCTrace := fs.String("server-gctrace", "", "file receiving the server's stderr under GODEBUG=gctrace=1: the mixed scenario samples its live heap from it")
 	watchers := fs.Int("watchers", 1000, "WebSocket watchers opened by the watch scenario")
 	watchRate := fs.Float64("watch-rate", 50, "writes per second during the watch scenario")
@@ -107,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		User: *user, Password: *password, Concurrency: *concurrency, Rate: *rate, Duration: *duration,
 		Objects: *objects, Prefix: *prefix, Watchers: *watchers, WatchRate: *watchRate,
 		JSON: *jsonOut, AllowRemote: *allowRemote, SkipPreload: *skipPreload, KeepCreated: *keepCreated,
-		Mix: *mix, ServerPID: *serverPID, ServerGCTrace: *serverGCTrace,
+		Mix: *mix, ServerPID: *serverPID, ServerGCTrace: *serverGCTrace, Strict: *strict,
 	}
 	var err error
 	if cfg.URL, err = parseServerURL(*rawURL, cfg.AllowRemote); err != nil {
@@ -256,6 +258,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	}
 	var results []*result
 	var mixed *mixedStats
+	var failed []string // scenarios that could not run, for --strict
 	if cfg.Objects > 0 && !cfg.SkipPreload {
 		r, err := preload(ctx, c, cfg, stderr)
 		if r != nil {
@@ -289,7 +292,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			rs, mixed, err = runMixed(ctx, c, cfg, stderr)
 			if err == nil {
 				if cfg.Rate > 0 {
-					rs[0].Notes = strings.TrimSpace(fmt.Sprintf("offered %g/s across all operations; %s", cfg.Rate, rs[0].Notes))
+					rs[0].Notes = strings.TrimSuffix(strings.TrimSpace(fmt.Sprintf("offered %g/s across all operations; %s", cfg.Rate, rs[0].Notes)), ";")
 				}
 				results = append(results, rs...)
 				continue
@@ -297,6 +300,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "loadgen: scenario %s: %v\n", name, err)
+			failed = append(failed, name)
 			continue
 		}
 		if cfg.Rate > 0 && name != "watch" {
@@ -324,6 +328,16 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		if err := enc.Encode(report{URL: cfg.URL.String(), Concurrency: cfg.Concurrency, Rate: cfg.Rate,
 			Duration: cfg.Duration.String(), Objects: cfg.Objects, Results: results}); err != nil {
 			return err
+		}
+	}
+	if cfg.Strict {
+		for _, r := range results {
+			if r.Errors > 0 {
+				failed = append(failed, fmt.Sprintf("%s (%d errors)", r.Scenario, r.Errors))
+			}
+		}
+		if len(failed) > 0 {
+			return fmt.Errorf("--strict: %s", strings.Join(failed, ", "))
 		}
 	}
 	return ctx.Err()

@@ -32,7 +32,7 @@ func TestMixedAgainstARealServer(t *testing.T) {
 	cfg := &config{
 		URL: u, User: "admin", Password: "pw", Concurrency: 8, Duration: 2 * time.Second, Rate: 300,
 		Objects: 100, Prefix: "m", Scenarios: []string{"mixed"}, Watchers: 3, Mix: defaultMix,
-		ServerPID: os.Getpid(), JSON: true,
+		ServerPID: os.Getpid(), JSON: true, Strict: true,
 	}
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -403,7 +403,7 @@ func printTable(w io.Writer, results []*result) {
 	if len(results) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%-8s %9s %7s %9s %9s %9s %9s  %s\n", "scenario", "requests", "errors", "req/s", "p50(ms)", "p99(ms)", "max(ms)", "notes")
+	fmt.Fprintf(w, "%-12s %9s %7s %9s %9s %9s %9s  %s\n", "scenario", "requests", "errors", "req/s", "p50(ms)", "p99(ms)", "max(ms)", "notes")
 	for _, r := range results {
 		notes := r.Notes
 		if len(r.ErrorKinds) > 0 {
@@ -413,7 +413,7 @@ func printTable(w io.Writer, results []*result) {
 			}
 			notes = strings.TrimSpace(notes + " errors: " + strings.Join(parts, ","))
 		}
-		fmt.Fprintf(w, "%-8s %9d %7d %9.1f %9.3f %9.3f %9.3f  %s\n",
+		fmt.Fprintf(w, "%-12s %9d %7d %9.1f %9.3f %9.3f %9.3f  %s\n",
 			r.Scenario, r.Requests, r.Errors, r.PerSec, r.P50Ms, r.P99Ms, r.MaxMs, notes)
 	}
 }
