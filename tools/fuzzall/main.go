@@ -48,6 +48,7 @@ type outcome struct {
 	Elapsed     string // the fuzzer's own last "elapsed" figure
 	Execs       int64  // -1 when the fuzzer never reported any
 	Interesting int64  // new interesting inputs found in this run
+	Stalled     time.Duration
 	Failed      bool
 	Input       string // failing input, relative to the module root
 	Reason      string // why it failed, when no input file says it
@@ -270,7 +271,7 @@ func fuzzOne(opts options, root string, t target, timeout time.Duration, stderr 
 		fmt.Fprintln(stderr, "fuzzall: write log:", err)
 	}
 	st := parseOutput(buf.Bytes())
-	o.Elapsed, o.Execs, o.Interesting = st.Elapsed, st.Execs, st.Interesting
+	o.Elapsed, o.Execs, o.Interesting, o.Stalled = st.Elapsed, st.Execs, st.Interesting, st.Stalled
 	if runErr != nil {
 		o.Failed = true
 		switch {
@@ -294,8 +295,11 @@ type status struct {
 	Elapsed     string
 	Execs       int64 // -1 when no progress line was printed
 	Interesting int64
-	Input       string // failing input as printed, relative to the package
-	Reason      string // a failure without an input file
+	// Stalled is how long the execution count stood still at the end: the
+	// fuzzer has no per-input timeout, so a hanging input shows only here.
+	Stalled time.Duration
+	Input   string // failing input as printed, relative to the package
+	Reason  string // a failure without an input file
 }
 
 var (
@@ -312,13 +316,18 @@ var (
 // totals.
 func parseOutput(out []byte) status {
 	st := status{Execs: -1}
+	var grewAt time.Duration // elapsed when the count last grew
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if m := progressLine.FindStringSubmatch(line); m != nil {
-			st.Elapsed = m[1]
-			st.Execs, _ = strconv.ParseInt(m[2], 10, 64)
+			execs, _ := strconv.ParseInt(m[2], 10, 64)
+			elapsed, _ := time.ParseDuration(m[1])
+			if execs > st.Execs {
+				grewAt = elapsed
+			}
+			st.Elapsed, st.Execs, st.Stalled = m[1], execs, elapsed-grewAt
 			st.Interesting, _ = strconv.ParseInt(m[3], 10, 64)
 			continue
 		}
@@ -337,9 +346,15 @@ func parseOutput(out []byte) status {
 	return st
 }
 
+// stallWarn is how long the execution count may stand still before the
+// table says so. The fuzzer prints progress every 3 s.
+const stallWarn = 30 * time.Second
+
 // result is the table's last column.
 func (o outcome) result() string {
 	switch {
+	case !o.Failed && o.Stalled >= stallWarn:
+		return fmt.Sprintf("ok, but no execution finished in its last %s: a slow or hanging input?", o.Stalled)
 	case !o.Failed:
 		return "ok"
 	case o.Input != "":

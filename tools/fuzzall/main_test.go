@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseOutput(t *testing.T) {
@@ -21,6 +22,13 @@ fuzz: elapsed: 6s, execs: 40001 (5800/sec), new interesting: 21 (total: 45)
 PASS
 ok  	github.com/svcrun/svc/runtime/object	6.376s
 `, status{Elapsed: "6s", Execs: 40001, Interesting: 21}},
+		{"stalled", `fuzz: elapsed: 2s, gathering baseline coverage: 9/9 completed, now fuzzing with 2 workers
+fuzz: elapsed: 3s, execs: 12 (4/sec), new interesting: 0 (total: 9)
+fuzz: elapsed: 6s, execs: 12 (0/sec), new interesting: 0 (total: 9)
+fuzz: elapsed: 1m0s, execs: 12 (0/sec), new interesting: 0 (total: 9)
+fuzz: elapsed: 1m1s, execs: 12 (0/sec), new interesting: 0 (total: 9)
+PASS
+`, status{Elapsed: "1m1s", Execs: 12, Stalled: 58 * time.Second}},
 		{"crash", `fuzz: elapsed: 0s, gathering baseline coverage: 1/1 completed, now fuzzing with 2 workers
 fuzz: elapsed: 0s, execs: 12 (300/sec), new interesting: 0 (total: 1)
 --- FAIL: FuzzBad (0.04s)
