@@ -63,12 +63,13 @@ func main() {
 	logDir := flag.String("logdir", "", "directory for each target's full output (default: a new temporary directory)")
 	verbose := flag.Bool("v", false, "copy each target's output to stderr as it runs")
 	list := flag.Bool("list", false, "only list the targets")
+	minimize := flag.String("minimizetime", "", "time (or Nx) the fuzzer may spend minimizing each new input (go test -fuzzminimizetime; empty: go's default, 60s)")
 	flag.Parse()
 	patterns := flag.Args()
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
-	opts := options{Go: *goCmd, FuzzTime: *fuzztime, Run: *run, Parallel: *parallel, LogDir: *logDir, Verbose: *verbose, List: *list}
+	opts := options{Go: *goCmd, FuzzTime: *fuzztime, Run: *run, Parallel: *parallel, LogDir: *logDir, Verbose: *verbose, List: *list, MinimizeTime: *minimize}
 	if _, err := runAll(opts, patterns, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "fuzzall:", err)
 		os.Exit(1)
@@ -78,6 +79,7 @@ func main() {
 // options are the command line's flags.
 type options struct {
 	Go, FuzzTime, Run, LogDir string
+	MinimizeTime              string
 	Parallel                  int
 	Verbose, List             bool
 	Dir                       string // where to run the go command; "" for the current directory
@@ -252,6 +254,9 @@ func fuzzOne(opts options, root string, t target, timeout time.Duration, stderr 
 	o.Log = filepath.Join(opts.LogDir, strings.NewReplacer("/", "_", ".", "_").Replace(t.Pkg)+"."+t.Name+".log")
 	args := []string{"test", "-run", "^$", "-fuzz", "^" + regexp.QuoteMeta(t.Name) + "$",
 		"-fuzztime", opts.FuzzTime, "-timeout", timeout.String()}
+	if opts.MinimizeTime != "" {
+		args = append(args, "-fuzzminimizetime", opts.MinimizeTime)
+	}
 	if opts.Parallel > 0 {
 		args = append(args, "-parallel", strconv.Itoa(opts.Parallel))
 	}
@@ -295,8 +300,10 @@ type status struct {
 	Elapsed     string
 	Execs       int64 // -1 when no progress line was printed
 	Interesting int64
-	// Stalled is how long the execution count stood still at the end: the
-	// fuzzer has no per-input timeout, so a hanging input shows only here.
+	// Stalled is how long the execution count stood still at the end. The
+	// count does not move while a worker minimizes a new input (up to
+	// -fuzzminimizetime) or while it hangs: the fuzzer has no per-input
+	// timeout, so a hanging input shows only here.
 	Stalled time.Duration
 	Input   string // failing input as printed, relative to the package
 	Reason  string // a failure without an input file
@@ -354,7 +361,7 @@ const stallWarn = 30 * time.Second
 func (o outcome) result() string {
 	switch {
 	case !o.Failed && o.Stalled >= stallWarn:
-		return fmt.Sprintf("ok, but no execution finished in its last %s: a slow or hanging input?", o.Stalled)
+		return fmt.Sprintf("ok, but no execution counted in its last %s (minimizing, or a hanging input)", o.Stalled)
 	case !o.Failed:
 		return "ok"
 	case o.Input != "":
