@@ -95,7 +95,7 @@ func FuzzGood(f *testing.F) {
 }
 `)
 	var stdout, stderr bytes.Buffer
-	opts := options{Go: "go", FuzzTime: "3s", Parallel: 1, LogDir: t.TempDir(), Dir: dir}
+	opts := options{Go: "go", FuzzTime: "2000x", Parallel: 1, LogDir: t.TempDir(), Dir: dir}
 	res, err := runAll(opts, []string{"./..."}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "1 of 2 targets failed") {
 		t.Fatalf("runAll error = %v, want 1 of 2 failed\n%s", err, stderr.String())
