@@ -138,6 +138,10 @@ func runMixed(ctx context.Context, c *client, cfg *config, stderr io.Writer) ([]
 	if cfg.Objects == 0 {
 		return nil, nil, errNoObjects
 	}
+	weights, err := parseMix(cfg.Mix)
+	if err != nil {
+		return nil, nil, err
+	}
 	st := &mixedStats{Watchers: cfg.Watchers}
 	marker := []byte(`"` + runLabel + `":"` + c.runID + `"`)
 	var lat delivery
@@ -182,12 +186,6 @@ func runMixed(ctx context.Context, c *client, cfg *config, stderr io.Writer) ([]
 		}
 	}()
 
-	weights, err := parseMix(cfg.Mix)
-	if err != nil {
-		stopSampling()
-		<-sampleDone
-		return nil, nil, err
-	}
 	sum := 0
 	for _, w := range weights {
 		sum += w
