@@ -90,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	skipPreload := fs.Bool("skip-preload", false, "trust that the --objects persons exist (a server preloaded by an earlier run)")
 	prefix := fs.String("prefix", "lg", "name prefix of the objects loadgen creates")
 	scenarios := fs.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run, in order: "+strings.Join(knownScenarios, ", ")+" (mixed: every operation at once, see --mix)")
-	mix := fs.String("mix", defaultMix, "weights of the mixed scenario's operations ("+strings.Join(mixOps, ", ")+"); creates and deletes of this run's persons balance, so the store stays at --objects (+ at most 1000)")
+	mix := fs.String("mix", defaultMix, "weights of the mixed scenario's operations ("+strings.Join(mixOps, ", ")+"); creates and deletes of this run's persons balance, so the store stays at --objects (+ at most 100)")
 	serverPID := fs.Int("server-pid", 0, "process id of the server (same machine): the mixed scenario samples its VmRSS and open descriptors from /proc")
 	strict := fs.Bool("strict", false, "exit with status 1 when any scenario fails or reports errors (the soak's verdict)")
 	serverGCTrace := fs.String("server-gctrace", "", "file receiving the server's stderr under GODEBUG=gctrace=1: the mixed scenario samples its live heap from it")

@@ -41,7 +41,7 @@ func TestMixedAgainstARealServer(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
 	out := stdout.String()
-	if !strings.Contains(out, "start/middle/end: rss ") {
+	if !strings.Contains(out, "start/middle/end of the run: rss ") {
 		t.Errorf("no resource summary in the output:\n%s", out)
 	}
 	var rep report
@@ -77,12 +77,17 @@ func TestMixedAgainstARealServer(t *testing.T) {
 		t.Fatalf("no mixed:events row with the details:\n%s", out)
 	}
 	st := ev.Mixed
-	if creates := seen["mixed:create"]; creates != nil && (st.Expected != creates.Requests*int64(cfg.Watchers) || st.Delivered != st.Expected || st.Dropped != 0 || ev.Errors != 0) {
+	// A create cut off at the end is not counted but may have been made:
+	// watchers may get more events than expected, never fewer.
+	if creates := seen["mixed:create"]; creates != nil && (st.Expected != creates.Requests*int64(cfg.Watchers) || st.Delivered < st.Expected || st.Dropped != 0 || ev.Errors != 0) {
 		t.Errorf("watchers: %d of %d events delivered (%d creates, %d watchers), %d dropped", st.Delivered, st.Expected, creates.Requests, cfg.Watchers, st.Dropped)
 	}
 	// Samples at the start, every 200 ms and at the end.
 	if len(st.Samples) < 5 {
 		t.Errorf("%d samples, want the start, several in between and the end", len(st.Samples))
+	}
+	if !st.Samples[len(st.Samples)-1].AfterRun {
+		t.Error("the last sample is not marked as taken after the run")
 	}
 	for _, s := range st.Samples {
 		if s.Err != "" || s.RSSKiB < 1024 || s.FDs < 5 || s.HeapMB != -1 ||
