@@ -3,9 +3,14 @@ GO      ?= go
 ARGS    ?=
 PKGS    := ./...
 BENCH   ?= .
-FUZZTIME ?= 20s
+FUZZTIME ?= 10s
+FUZZFLAGS ?=
+CRASH_ROUNDS  ?= 20
+CRASH_SIZES   ?= 100,102400
+CRASH_OBJECTS ?= 32
+SOAK          ?= 10m
 
-.PHONY: run test fmt-check vet unit allocs bench fuzz generate
+.PHONY: run test fmt-check vet unit allocs bench fuzz crash soak generate
 
 # Builds and starts the example server on the embedded store (./data).
 run:
@@ -33,13 +38,25 @@ allocs:
 bench:
 	SVC_BENCH_1M=1 $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 60m ./runtime/...
 
-# Runs every fuzz target for FUZZTIME each.
+# Runs every fuzz target for FUZZTIME each (FUZZTIME=10m for a long
+# campaign), going on after a failure, and prints a table at the end; it
+# fails if any target failed. FUZZFLAGS: e.g. -parallel 1 -run Selector.
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-	  done; \
-	done
+	$(GO) run ./tools/fuzzall -fuzztime $(FUZZTIME) $(FUZZFLAGS)
+
+# The SIGKILL crash test (runtime/store, TestCrashRecovery) for
+# CRASH_ROUNDS rounds, writers alternating objects of CRASH_SIZES bytes
+# (a padding annotation) over CRASH_OBJECTS names each, with a 192 KiB snapshot
+# threshold; each round logs objects acknowledged and present.
+crash:
+	SVC_STORE_CRASH_ROUNDS=$(CRASH_ROUNDS) SVC_STORE_CRASH_SIZES=$(CRASH_SIZES) SVC_STORE_CRASH_OBJECTS=$(CRASH_OBJECTS) \
+	  $(GO) test -count=1 -v -timeout 2h -run '^TestCrashRecovery$$' ./runtime/store
+
+# A soak: the example server on a new data directory (admin password from
+# SVC_ADMIN_PASSWORD), preloaded, under the load tool's mixed scenario for
+# SOAK; see tools/soak.sh for SOAK_RATE, SOAK_OBJECTS and the rest.
+soak:
+	GO=$(GO) SOAK=$(SOAK) sh tools/soak.sh
 
 # examples/bookshelf is a module of its own (a plugin author's), outside ./...
 generate:

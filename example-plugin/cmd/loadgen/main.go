@@ -1,7 +1,8 @@
 // Command loadgen measures an svc server serving the example plugin's
 // Person model: it preloads persons, then runs timed scenarios (get,
-// create, update, list, watch) and prints one line per scenario with the
-// request count, errors, throughput and latency percentiles.
+// create, update, list, watch, and mixed, all of them at once) and prints
+// one line per scenario with the request count, errors, throughput and
+// latency percentiles.
 //
 // It is meant for a server on the same machine: a URL whose host is not a
 // loopback address is refused unless --allow-remote is given, and without
@@ -17,6 +18,13 @@
 // --rate the requests of get, create, update and list go out on a fixed
 // schedule instead (an open loop), and latency runs from when a request
 // was due: the way to measure latency at a stated load.
+//
+// The mixed scenario is the soak (`make soak`): get, list, create, update,
+// delete and short watches drawn at random at --rate requests/s in all,
+// the store's size held by deleting what it creates, --watchers streams
+// open throughout, and the server's memory and descriptors sampled:
+//
+//	loadgen --objects 10000 --scenarios mixed --rate 500 --watchers 20 --duration 10m --server-pid 1234
 package main
 
 import (
@@ -39,6 +47,10 @@ import (
 // allScenarios are the scenarios in their default order.
 var allScenarios = []string{"get", "create", "update", "list", "watch"}
 
+// knownScenarios adds those that run only when named: mixed, the soak's
+// scenario, runs every operation at once.
+var knownScenarios = append(slices.Clone(allScenarios), "mixed")
+
 // config is the validated command line.
 type config struct {
 	URL         *url.URL
@@ -56,6 +68,12 @@ type config struct {
 	AllowRemote bool
 	SkipPreload bool
 	KeepCreated bool
+	Mix         string // operation weights of the mixed scenario
+	// The server's process id and its GODEBUG=gctrace=1 output, sampled
+	// during the mixed scenario; 0 and "" to leave them out.
+	ServerPID     int
+	ServerGCTrace string
+	Strict        bool // exit 1 when any scenario saw errors
 }
 
 // parseFlags reads and validates the command line.
@@ -71,7 +89,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	objects := fs.Int("objects", 100000, "how many persons to preload (existing ones are kept)")
 	skipPreload := fs.Bool("skip-preload", false, "trust that the --objects persons exist (a server preloaded by an earlier run)")
 	prefix := fs.String("prefix", "lg", "name prefix of the objects loadgen creates")
-	scenarios := fs.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run, in order: "+strings.Join(allScenarios, ", "))
+	scenarios := fs.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run, in order: "+strings.Join(knownScenarios, ", ")+" (mixed: every operation at once, see --mix)")
+	mix := fs.String("mix", defaultMix, "weights of the mixed scenario's operations ("+strings.Join(mixOps, ", ")+"); creates and deletes of this run's persons balance, so the store stays at --objects (+ at most 100)")
+	serverPID := fs.Int("server-pid", 0, "process id of the server (same machine): the mixed scenario samples its VmRSS and open descriptors from /proc")
+	strict := fs.Bool("strict", false, "exit with status 1 when any scenario fails or reports errors (the soak's verdict)")
+	serverGCTrace := fs.String("server-gctrace", "", "file receiving the server's stderr under GODEBUG=gctrace=1: the mixed scenario samples its live heap from it")
 	watchers := fs.Int("watchers", 1000, "WebSocket watchers opened by the watch scenario")
 	watchRate := fs.Float64("watch-rate", 50, "writes per second during the watch scenario")
 	jsonOut := fs.Bool("json", false, "also print the results as JSON")
@@ -87,6 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		User: *user, Password: *password, Concurrency: *concurrency, Rate: *rate, Duration: *duration,
 		Objects: *objects, Prefix: *prefix, Watchers: *watchers, WatchRate: *watchRate,
 		JSON: *jsonOut, AllowRemote: *allowRemote, SkipPreload: *skipPreload, KeepCreated: *keepCreated,
+		Mix: *mix, ServerPID: *serverPID, ServerGCTrace: *serverGCTrace, Strict: *strict,
 	}
 	var err error
 	if cfg.URL, err = parseServerURL(*rawURL, cfg.AllowRemote); err != nil {
@@ -114,6 +137,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if err := validatePrefix(cfg.Prefix); err != nil {
 		return nil, err
+	}
+	if _, err := parseMix(cfg.Mix); err != nil {
+		return nil, err
+	}
+	if cfg.ServerPID < 0 {
+		return nil, errors.New("--server-pid must not be negative")
 	}
 	return cfg, nil
 }
@@ -160,12 +189,8 @@ func parseScenarios(s string) ([]string, error) {
 		if part == "" {
 			continue
 		}
-		known := false
-		for _, k := range allScenarios {
-			known = known || k == part
-		}
-		if !known {
-			return nil, fmt.Errorf("--scenarios: unknown scenario %q (known: %s)", part, strings.Join(allScenarios, ", "))
+		if !slices.Contains(knownScenarios, part) {
+			return nil, fmt.Errorf("--scenarios: unknown scenario %q (known: %s)", part, strings.Join(knownScenarios, ", "))
 		}
 		if !seen[part] {
 			seen[part] = true
@@ -232,6 +257,8 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		return err
 	}
 	var results []*result
+	var mixed *mixedStats
+	var failed []string // scenarios that could not run, for --strict
 	if cfg.Objects > 0 && !cfg.SkipPreload {
 		r, err := preload(ctx, c, cfg, stderr)
 		if r != nil {
@@ -260,9 +287,20 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			r, err = runList(ctx, c, cfg)
 		case "watch":
 			r, err = runWatch(ctx, c, cfg, stderr)
+		case "mixed":
+			var rs []*result
+			rs, mixed, err = runMixed(ctx, c, cfg, stderr)
+			if err == nil {
+				if cfg.Rate > 0 {
+					rs[0].Notes = strings.TrimSuffix(strings.TrimSpace(fmt.Sprintf("offered %g/s across all operations; %s", cfg.Rate, rs[0].Notes)), ";")
+				}
+				results = append(results, rs...)
+				continue
+			}
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "loadgen: scenario %s: %v\n", name, err)
+			failed = append(failed, name)
 			continue
 		}
 		if cfg.Rate > 0 && name != "watch" {
@@ -272,7 +310,10 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		results = append(results, r)
 	}
 	printTable(stdout, results)
-	if !cfg.KeepCreated && slices.ContainsFunc(cfg.Scenarios, func(s string) bool { return s == "create" || s == "watch" }) {
+	if mixed != nil {
+		printSamples(stdout, mixed.Samples)
+	}
+	if !cfg.KeepCreated && slices.ContainsFunc(cfg.Scenarios, func(s string) bool { return s == "create" || s == "watch" || s == "mixed" }) {
 		// Not timed. A store that grows with every run would make the next
 		// run measure more objects than --objects.
 		n, err := c.deleteRun(context.WithoutCancel(ctx))
@@ -287,6 +328,16 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		if err := enc.Encode(report{URL: cfg.URL.String(), Concurrency: cfg.Concurrency, Rate: cfg.Rate,
 			Duration: cfg.Duration.String(), Objects: cfg.Objects, Results: results}); err != nil {
 			return err
+		}
+	}
+	if cfg.Strict {
+		for _, r := range results {
+			if r.Errors > 0 {
+				failed = append(failed, fmt.Sprintf("%s (%d errors)", r.Scenario, r.Errors))
+			}
+		}
+		if len(failed) > 0 {
+			return fmt.Errorf("--strict: %s", strings.Join(failed, ", "))
 		}
 	}
 	return ctx.Err()

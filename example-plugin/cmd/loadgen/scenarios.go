@@ -28,7 +28,21 @@ type tally struct {
 	requests  int64
 	errors    int64
 	conflicts int64
-	kinds     map[string]int64 // error breakdown
+	kinds     map[string]int64  // error breakdown
+	subs      map[string]*tally // per operation, in the mixed scenario
+}
+
+// sub returns the tally of one operation of the mixed scenario.
+func (t *tally) sub(op string) *tally {
+	if t.subs == nil {
+		t.subs = map[string]*tally{}
+	}
+	s := t.subs[op]
+	if s == nil {
+		s = &tally{}
+		t.subs[op] = s
+	}
+	return s
 }
 
 func (t *tally) fail(kind string) {
@@ -49,6 +63,9 @@ func (t *tally) merge(o *tally) {
 			t.kinds = map[string]int64{}
 		}
 		t.kinds[k] += v
+	}
+	for op, s := range o.subs {
+		t.sub(op).merge(s)
 	}
 }
 
@@ -93,6 +110,7 @@ type result struct {
 	ErrorKinds    map[string]int64 `json:"errorKinds,omitempty"`
 	Notes         string           `json:"notes,omitempty"`
 	Watch         *watchStats      `json:"watch,omitempty"`
+	Mixed         *mixedStats      `json:"mixed,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -385,7 +403,7 @@ func printTable(w io.Writer, results []*result) {
 	if len(results) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%-8s %9s %7s %9s %9s %9s %9s  %s\n", "scenario", "requests", "errors", "req/s", "p50(ms)", "p99(ms)", "max(ms)", "notes")
+	fmt.Fprintf(w, "%-12s %9s %7s %9s %9s %9s %9s  %s\n", "scenario", "requests", "errors", "req/s", "p50(ms)", "p99(ms)", "max(ms)", "notes")
 	for _, r := range results {
 		notes := r.Notes
 		if len(r.ErrorKinds) > 0 {
@@ -395,7 +413,7 @@ func printTable(w io.Writer, results []*result) {
 			}
 			notes = strings.TrimSpace(notes + " errors: " + strings.Join(parts, ","))
 		}
-		fmt.Fprintf(w, "%-8s %9d %7d %9.1f %9.3f %9.3f %9.3f  %s\n",
+		fmt.Fprintf(w, "%-12s %9d %7d %9.1f %9.3f %9.3f %9.3f  %s\n",
 			r.Scenario, r.Requests, r.Errors, r.PerSec, r.P50Ms, r.P99Ms, r.MaxMs, notes)
 	}
 }
