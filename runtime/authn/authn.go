@@ -312,7 +312,7 @@ func (a *Authenticator) checkDecoy(name, pw string) {
 
 func (a *Authenticator) bearer(ctx context.Context, token string) (Identity, error) {
 	const scheme = "bearer"
-	if len(token) <= len(TokenPrefix) || len(token) > maxBearerLen || !strings.HasPrefix(token, TokenPrefix) {
+	if !isToken(token) {
 		return a.fail(ctx, scheme, "not a personal access token", "")
 	}
 	want := HashToken(token)
