@@ -58,7 +58,8 @@ var consoleOpenAPI string
 // OpenAPI returns the console API's OpenAPI document (YAML) for the
 // brand, which the server merges into /openapi.json.
 func (k *Console) OpenAPI() []byte {
-	return []byte(strings.ReplaceAll(consoleOpenAPI, "/apis/api.console.svc.run/", "/apis/api.console."+k.Brand+"/"))
+	doc := strings.ReplaceAll(consoleOpenAPI, "/apis/api.console.svc.run/", "/apis/api.console."+k.Brand+"/")
+	return []byte(strings.ReplaceAll(doc, "/apis/uc.api.security.svc.run/", "/apis/uc.api.security."+k.Brand+"/"))
 }
 
 // Routes mounts the console API; pass it to api.Server.Mount.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // patCall is one request of the token tests: Basic as user, or Bearer.
@@ -224,6 +226,36 @@ func TestConsoleTokensUnderHaloBrand(t *testing.T) {
 		}
 		if st, _ := s.call(use); st != step.then {
 			t.Errorf("after %s %s the token = %d, want %d", step.method, step.path, st, step.then)
+		}
+	}
+}
+
+// TestHaloTokenAPIDocumented: /openapi.json under halo.run describes
+// Halo's token API at its branded paths, and still loads.
+func TestHaloTokenAPIDocumented(t *testing.T) {
+	s := run(t, t.TempDir(), "SVC_ADMIN_PASSWORD="+adminPW, "SVC_BRAND_DOMAIN=halo.run")
+	st, raw := s.call(patCall{method: "GET", path: "/openapi.json"})
+	if st != 200 {
+		t.Fatalf("/openapi.json = %d", st)
+	}
+	loader := openapi3.NewLoader()
+	if parsed, err := loader.LoadFromData(raw); err != nil {
+		t.Fatalf("/openapi.json does not load: %v", err)
+	} else if err := parsed.Validate(loader.Context); err != nil {
+		t.Errorf("/openapi.json is not a valid OpenAPI 3 document: %v", err)
+	}
+	var doc struct {
+		Paths map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	const uc = "/apis/uc.api.security.halo.run/v1alpha1/personalaccesstokens"
+	for _, p := range []string{uc, uc + "/{name}", uc + "/{name}/actions/revocation", uc + "/{name}/actions/restoration",
+		"/apis/api.console.halo.run/v1alpha1/users/{name}/personalaccesstokens/{token}/restoration",
+		"/apis/security.halo.run/v1alpha1/personalaccesstokens"} {
+		if _, ok := doc.Paths[p]; !ok {
+			t.Errorf("/openapi.json lacks %s", p)
 		}
 	}
 }
