@@ -207,3 +207,46 @@ func TestLegacyTokensMove(t *testing.T) {
 		t.Errorf("old tokens left = %v, %v", res.Items, err)
 	}
 }
+
+// TestUserCentreTokensOwnOnly: authenticated alone grants Halo's token API
+// for one's own tokens; others' tokens are not found, the generic token
+// API stays closed, and malformed requests are 400s.
+func TestUserCentreTokensOwnOnly(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	if st, _, body := e.do(adm(call{method: "POST", path: console + "/users", body: `{"name":"noa","password":"noa-password"}`})); st != 201 {
+		t.Fatalf("create noa = %d %v", st, body)
+	}
+	noa := func(c call) call { c.user, c.password = "noa", "noa-password"; return c }
+	st, _, body := e.do(noa(call{method: "POST", path: ucTokens, body: `{"metadata":{"name":"noa-ci"},"spec":{"name":"CI","scopes":["x"]}}`}))
+	if st != 200 {
+		t.Fatalf("noa generates = %d %v", st, body)
+	}
+	tok := accessToken(t, body)
+	for _, tc := range []struct {
+		who    call
+		method string
+		path   string
+		want   int
+	}{
+		{noa(call{}), "GET", ucTokens + "/noa-ci", 200},
+		{noa(call{}), "GET", "/apis/security.svc.run/v1alpha1/personalaccesstokens", 403},
+		{call{bearer: tok}, "GET", ucTokens, 200},
+		{adm(call{}), "GET", ucTokens + "/noa-ci", 404},
+		{adm(call{}), "PUT", ucTokens + "/noa-ci/actions/revocation", 404},
+		{adm(call{}), "DELETE", ucTokens + "/noa-ci", 404},
+		{adm(call{}), "GET", "/apis/security.svc.run/v1alpha1/personalaccesstokens/noa-ci", 200},
+		{call{}, "GET", ucTokens, 401},
+	} {
+		c := tc.who
+		c.method, c.path = tc.method, tc.path
+		if st, _, body := e.do(c); st != tc.want {
+			t.Errorf("%s %s as %q = %d %v, want %d", tc.method, tc.path, c.user, st, body, tc.want)
+		}
+	}
+	for _, b := range []string{`{"spec":{}}`, `{"spec":{"name":" "}}`, `{"spec":{"name":"x","roles":"admin"}}`, `{"spec":{"name":"x","expiresAt":"soon"}}`, `[]`} {
+		if st, _, body := e.do(noa(call{method: "POST", path: ucTokens, body: b})); st != 400 {
+			t.Errorf("generate %s = %d %v, want 400", b, st, body)
+		}
+	}
+}
