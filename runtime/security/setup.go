@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/svcrun/svc/generated/core"
 	"github.com/svcrun/svc/runtime/api"
@@ -112,7 +113,7 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 		}
 	}()
 	an := authn.New(uc, tc, authn.Options{Logger: opts.Logger})
-	s.Guard = &Guard{Authn: an, Rules: resolver}
+	s.Guard = &Guard{Authn: an, Rules: resolver, used: &tokenUse{tokens: tc, now: time.Now, noted: map[string]time.Time{}}}
 	GuardRoles(roles, bindings, rc, s.Guard, opts.Brand)
 	s.Console = &Console{Users: uc, Roles: rc, Bindings: bc, Tokens: tc, Rules: resolver, Authn: an, Guard: s.Guard, Brand: opts.Brand, Settle: settle}
 	cleanup := &userCleanup{users: uc, tokens: tc, unbind: func(ctx context.Context, user string) error {

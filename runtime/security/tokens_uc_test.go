@@ -250,3 +250,33 @@ func TestUserCentreTokensOwnOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenLastUsed: using a token stamps spec.lastUsed, at most once a
+// minute.
+func TestTokenLastUsed(t *testing.T) {
+	e := newEnv(t, adminPW)
+	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
+	st, _, body := e.do(adm(call{method: "POST", path: ucTokens, body: `{"metadata":{"name":"adm-ci"},"spec":{"name":"CI"}}`}))
+	if st != 200 {
+		t.Fatalf("generate = %d %v", st, body)
+	}
+	tok := accessToken(t, body)
+	lastUsed := func() any {
+		_, _, body := e.do(adm(call{method: "GET", path: ucTokens + "/adm-ci"}))
+		return body["spec"].(map[string]any)["lastUsed"]
+	}
+	if got := lastUsed(); got != nil {
+		t.Fatalf("lastUsed before any use = %v", got)
+	}
+	if st, _, _ := e.do(call{method: "GET", path: console + "/users/-", bearer: tok}); st != 200 {
+		t.Fatalf("use = %d", st)
+	}
+	first := lastUsed()
+	if first == nil {
+		t.Fatal("lastUsed not set by a use")
+	}
+	e.do(call{method: "GET", path: console + "/users/-", bearer: tok})
+	if again := lastUsed(); again != first {
+		t.Errorf("lastUsed moved within a minute: %v, then %v", first, again)
+	}
+}
