@@ -98,29 +98,35 @@ func (e RoleBindingSubjectsItemKind) Valid() bool {
 	}
 }
 
-// PersonalAccessToken A bearer token a user created for themself. Only the SHA-256 of the token is stored; the token is shown once, at creation.
+// PersonalAccessToken A bearer token a user created for themself, in Halo's shape (group security.<brand>) plus the token's hash. Only the SHA-256 of the token is stored; the token is shown once, at creation.
 type PersonalAccessToken struct {
 	object.Envelope
-	Spec   PersonalAccessTokenSpec    `json:"spec"`
-	Status *PersonalAccessTokenStatus `json:"status,omitempty"`
+	Spec PersonalAccessTokenSpec `json:"spec"`
 }
 
 // PersonalAccessTokenSpec defines model for PersonalAccessTokenSpec.
 type PersonalAccessTokenSpec struct {
 	Description *string    `json:"description,omitempty"`
-	DisplayName *string    `json:"displayName,omitempty"`
 	ExpiresAt   *time.Time `json:"expiresAt,omitempty"`
-	Revoked     *bool      `json:"revoked,omitempty"`
+	LastUsed    *time.Time `json:"lastUsed,omitempty"`
 
-	// Roles Roles the token is limited to, at most the creator's when it was made. Empty means none (only anonymous and authenticated).
-	Roles     []string `json:"roles,omitempty"`
+	// Name The display name its owner gave it.
+	Name    *string `json:"name,omitempty"`
+	Revoked *bool   `json:"revoked,omitempty"`
+
+	// RevokesAt When it was revoked.
+	RevokesAt *time.Time `json:"revokesAt,omitempty"`
+
+	// Roles Roles the token is limited to, each in its creator's effective set when it was made and still when it is used. Empty means none (only anonymous and authenticated).
+	Roles []string `json:"roles,omitempty"`
+
+	// Scopes Accepted and kept for Halo's clients; svc grants nothing by scope.
+	Scopes    []string `json:"scopes,omitempty"`
 	TokenHash string   `json:"tokenHash"`
-	Username  string   `json:"username"`
-}
 
-// PersonalAccessTokenStatus defines model for PersonalAccessTokenStatus.
-type PersonalAccessTokenStatus struct {
-	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+	// TokenID A random identifier of the token, not a secret (Halo's JWT id).
+	TokenID  *string `json:"tokenId,omitempty"`
+	Username string  `json:"username"`
 }
 
 // Plugin A plugin compiled into the server; spec.enabled starts and stops it at run time.

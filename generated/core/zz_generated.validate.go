@@ -57,10 +57,6 @@ func (o *User) Validate(errs *object.FieldErrors) {
 func (o *PersonalAccessToken) validate(p *validation.Path, errs *object.FieldErrors) {
 	p1 := validation.Path{Parent: p, Name: "spec"}
 	o.Spec.validate(&p1, errs)
-	if o.Status != nil {
-		p2 := validation.Path{Parent: p, Name: "status"}
-		o.Status.validate(&p2, errs)
-	}
 }
 
 // validate appends to errs every way o breaks the PersonalAccessTokenSpec schema, naming
@@ -71,33 +67,38 @@ func (o *PersonalAccessTokenSpec) validate(p *validation.Path, errs *object.Fiel
 			errs.Add(p.Field("description"), "must be at most 1000 characters")
 		}
 	}
-	if o.DisplayName != nil {
-		if len(*o.DisplayName) > 100 && utf8.RuneCountInString(*o.DisplayName) > 100 {
-			errs.Add(p.Field("displayName"), "must be at most 100 characters")
-		}
-	}
 	if o.ExpiresAt != nil {
 		if !validation.IsJSONTime(*o.ExpiresAt) {
 			errs.Add(p.Field("expiresAt"), "must be an RFC 3339 date-time")
 		}
 	}
+	if o.LastUsed != nil {
+		if !validation.IsJSONTime(*o.LastUsed) {
+			errs.Add(p.Field("lastUsed"), "must be an RFC 3339 date-time")
+		}
+	}
+	if o.Name != nil {
+		if len(*o.Name) > 100 && utf8.RuneCountInString(*o.Name) > 100 {
+			errs.Add(p.Field("name"), "must be at most 100 characters")
+		}
+	}
+	if o.RevokesAt != nil {
+		if !validation.IsJSONTime(*o.RevokesAt) {
+			errs.Add(p.Field("revokesAt"), "must be an RFC 3339 date-time")
+		}
+	}
 	if !rePersonalAccessTokenSpecTokenHash.MatchString(o.TokenHash) {
 		errs.Add(p.Field("tokenHash"), "must match the pattern ^[0-9a-f]{64}$")
 	}
-	if n3 := utf8.RuneCountInString(o.Username); n3 < 1 {
-		errs.Add(p.Field("username"), "must not be empty")
-	} else if n3 > 253 {
-		errs.Add(p.Field("username"), "must be at most 253 characters")
-	}
-}
-
-// validate appends to errs every way o breaks the PersonalAccessTokenStatus schema, naming
-// fields below p.
-func (o *PersonalAccessTokenStatus) validate(p *validation.Path, errs *object.FieldErrors) {
-	if o.LastUsedAt != nil {
-		if !validation.IsJSONTime(*o.LastUsedAt) {
-			errs.Add(p.Field("lastUsedAt"), "must be an RFC 3339 date-time")
+	if o.TokenID != nil {
+		if len(*o.TokenID) > 64 && utf8.RuneCountInString(*o.TokenID) > 64 {
+			errs.Add(p.Field("tokenId"), "must be at most 64 characters")
 		}
+	}
+	if n5 := utf8.RuneCountInString(o.Username); n5 < 1 {
+		errs.Add(p.Field("username"), "must not be empty")
+	} else if n5 > 253 {
+		errs.Add(p.Field("username"), "must be at most 253 characters")
 	}
 }
 
@@ -364,17 +365,12 @@ func validatePersonalAccessTokenJSON(v any, p *validation.Path, errs *object.Fie
 	} else {
 		errs.Add(p.Field("spec"), "is required")
 	}
-	if x9, ok := m["status"]; ok {
-		known++
-		p10 := validation.Path{Parent: p, Name: "status"}
-		validatePersonalAccessTokenStatusJSON(x9, &p10, errs)
-	}
 	if known != len(m) {
-		for _, k11 := range slices.Sorted(maps.Keys(m)) {
-			switch k11 {
-			case "apiVersion", "kind", "metadata", "spec", "status":
+		for _, k9 := range slices.Sorted(maps.Keys(m)) {
+			switch k9 {
+			case "apiVersion", "kind", "metadata", "spec":
 			default:
-				errs.Add(p.Field(k11), "unknown field")
+				errs.Add(p.Field(k9), "unknown field")
 			}
 		}
 	}
@@ -739,65 +735,108 @@ func validatePersonalAccessTokenSpecJSON(v any, p *validation.Path, errs *object
 			}
 		}
 	}
-	if x3, ok := m["displayName"]; ok {
+	if x3, ok := m["expiresAt"]; ok {
 		known++
 		if s4, ok := x3.(string); !ok {
-			validation.BadType(errs, p.Field("displayName"), x3, "a string")
+			validation.BadType(errs, p.Field("expiresAt"), x3, "a string")
 		} else {
-			if len(s4) > 100 && utf8.RuneCountInString(s4) > 100 {
-				errs.Add(p.Field("displayName"), "must be at most 100 characters")
-			}
-		}
-	}
-	if x5, ok := m["expiresAt"]; ok {
-		known++
-		if s6, ok := x5.(string); !ok {
-			validation.BadType(errs, p.Field("expiresAt"), x5, "a string")
-		} else {
-			if !validation.IsDateTime(s6) {
+			if !validation.IsDateTime(s4) {
 				errs.Add(p.Field("expiresAt"), "must be an RFC 3339 date-time")
 			}
 		}
 	}
-	if x7, ok := m["revoked"]; ok {
+	if x5, ok := m["lastUsed"]; ok {
 		known++
-		if _, ok := x7.(bool); !ok {
-			validation.BadType(errs, p.Field("revoked"), x7, "a boolean")
+		if s6, ok := x5.(string); !ok {
+			validation.BadType(errs, p.Field("lastUsed"), x5, "a string")
+		} else {
+			if !validation.IsDateTime(s6) {
+				errs.Add(p.Field("lastUsed"), "must be an RFC 3339 date-time")
+			}
 		}
 	}
-	if x8, ok := m["roles"]; ok {
+	if x7, ok := m["name"]; ok {
 		known++
-		if a9, ok := x8.([]any); !ok {
-			validation.BadType(errs, p.Field("roles"), x8, "an array")
+		if s8, ok := x7.(string); !ok {
+			validation.BadType(errs, p.Field("name"), x7, "a string")
 		} else {
-			p10 := validation.Path{Parent: p, Name: "roles"}
-			for i11, y12 := range a9 {
-				if _, ok := y12.(string); !ok {
-					validation.BadType(errs, p10.Item(i11), y12, "a string")
+			if len(s8) > 100 && utf8.RuneCountInString(s8) > 100 {
+				errs.Add(p.Field("name"), "must be at most 100 characters")
+			}
+		}
+	}
+	if x9, ok := m["revoked"]; ok {
+		known++
+		if _, ok := x9.(bool); !ok {
+			validation.BadType(errs, p.Field("revoked"), x9, "a boolean")
+		}
+	}
+	if x10, ok := m["revokesAt"]; ok {
+		known++
+		if s11, ok := x10.(string); !ok {
+			validation.BadType(errs, p.Field("revokesAt"), x10, "a string")
+		} else {
+			if !validation.IsDateTime(s11) {
+				errs.Add(p.Field("revokesAt"), "must be an RFC 3339 date-time")
+			}
+		}
+	}
+	if x12, ok := m["roles"]; ok {
+		known++
+		if a13, ok := x12.([]any); !ok {
+			validation.BadType(errs, p.Field("roles"), x12, "an array")
+		} else {
+			p14 := validation.Path{Parent: p, Name: "roles"}
+			for i15, y16 := range a13 {
+				if _, ok := y16.(string); !ok {
+					validation.BadType(errs, p14.Item(i15), y16, "a string")
 				}
 			}
 		}
 	}
-	if x14, ok := m["tokenHash"]; ok {
+	if x18, ok := m["scopes"]; ok {
 		known++
-		if s15, ok := x14.(string); !ok {
-			validation.BadType(errs, p.Field("tokenHash"), x14, "a string")
+		if a19, ok := x18.([]any); !ok {
+			validation.BadType(errs, p.Field("scopes"), x18, "an array")
 		} else {
-			if !rePersonalAccessTokenSpecTokenHash.MatchString(s15) {
+			p20 := validation.Path{Parent: p, Name: "scopes"}
+			for i21, y22 := range a19 {
+				if _, ok := y22.(string); !ok {
+					validation.BadType(errs, p20.Item(i21), y22, "a string")
+				}
+			}
+		}
+	}
+	if x24, ok := m["tokenHash"]; ok {
+		known++
+		if s25, ok := x24.(string); !ok {
+			validation.BadType(errs, p.Field("tokenHash"), x24, "a string")
+		} else {
+			if !rePersonalAccessTokenSpecTokenHash.MatchString(s25) {
 				errs.Add(p.Field("tokenHash"), "must match the pattern ^[0-9a-f]{64}$")
 			}
 		}
 	} else {
 		errs.Add(p.Field("tokenHash"), "is required")
 	}
-	if x16, ok := m["username"]; ok {
+	if x26, ok := m["tokenId"]; ok {
 		known++
-		if s17, ok := x16.(string); !ok {
-			validation.BadType(errs, p.Field("username"), x16, "a string")
+		if s27, ok := x26.(string); !ok {
+			validation.BadType(errs, p.Field("tokenId"), x26, "a string")
 		} else {
-			if n18 := utf8.RuneCountInString(s17); n18 < 1 {
+			if len(s27) > 64 && utf8.RuneCountInString(s27) > 64 {
+				errs.Add(p.Field("tokenId"), "must be at most 64 characters")
+			}
+		}
+	}
+	if x28, ok := m["username"]; ok {
+		known++
+		if s29, ok := x28.(string); !ok {
+			validation.BadType(errs, p.Field("username"), x28, "a string")
+		} else {
+			if n30 := utf8.RuneCountInString(s29); n30 < 1 {
 				errs.Add(p.Field("username"), "must not be empty")
-			} else if n18 > 253 {
+			} else if n30 > 253 {
 				errs.Add(p.Field("username"), "must be at most 253 characters")
 			}
 		}
@@ -805,41 +844,11 @@ func validatePersonalAccessTokenSpecJSON(v any, p *validation.Path, errs *object
 		errs.Add(p.Field("username"), "is required")
 	}
 	if known != len(m) {
-		for _, k19 := range slices.Sorted(maps.Keys(m)) {
-			switch k19 {
-			case "description", "displayName", "expiresAt", "revoked", "roles", "tokenHash", "username":
+		for _, k31 := range slices.Sorted(maps.Keys(m)) {
+			switch k31 {
+			case "description", "expiresAt", "lastUsed", "name", "revoked", "revokesAt", "roles", "scopes", "tokenHash", "tokenId", "username":
 			default:
-				errs.Add(p.Field(k19), "unknown field")
-			}
-		}
-	}
-}
-
-// validatePersonalAccessTokenStatusJSON appends to errs every way v, a decoded JSON value, breaks
-// its object schema, naming fields below p.
-func validatePersonalAccessTokenStatusJSON(v any, p *validation.Path, errs *object.FieldErrors) {
-	m, ok := validation.JSONObject(v)
-	if !ok {
-		validation.BadType(errs, p.String(), v, "an object")
-		return
-	}
-	known := 0
-	if x1, ok := m["lastUsedAt"]; ok {
-		known++
-		if s2, ok := x1.(string); !ok {
-			validation.BadType(errs, p.Field("lastUsedAt"), x1, "a string")
-		} else {
-			if !validation.IsDateTime(s2) {
-				errs.Add(p.Field("lastUsedAt"), "must be an RFC 3339 date-time")
-			}
-		}
-	}
-	if known != len(m) {
-		for _, k3 := range slices.Sorted(maps.Keys(m)) {
-			switch k3 {
-			case "lastUsedAt":
-			default:
-				errs.Add(p.Field(k3), "unknown field")
+				errs.Add(p.Field(k31), "unknown field")
 			}
 		}
 	}

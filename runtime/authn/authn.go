@@ -376,7 +376,7 @@ func (a *Authenticator) checkDecoy(ctx context.Context, name, pw, remoteAddr str
 
 func (a *Authenticator) bearer(ctx context.Context, token, remoteAddr string) (id Identity, err error) {
 	const scheme = "bearer"
-	if len(token) <= len(TokenPrefix) || len(token) > maxBearerLen || !strings.HasPrefix(token, TokenPrefix) {
+	if !isToken(token) {
 		return a.fail(ctx, scheme, "not a personal access token", "")
 	}
 	want := HashToken(token)

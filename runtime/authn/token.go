@@ -8,10 +8,28 @@ import (
 	"fmt"
 )
 
-// TokenPrefix starts every personal access token, so that a leaked token is
-// easy to recognise (secret scanners) and a bearer value of another kind is
-// refused without a store lookup.
-const TokenPrefix = "svc_pat_"
+// TokenPrefix starts every personal access token, as in Halo, so that a
+// leaked token is easy to recognise (secret scanners) and a bearer value
+// of another kind is refused without a store lookup.
+const TokenPrefix = "pat_"
+
+// LegacyTokenPrefix started the tokens of earlier versions of svc, which
+// still work.
+const LegacyTokenPrefix = "svc_pat_"
+
+// isToken reports whether a bearer value may be a personal access token:
+// a prefix, something after it, and no more than a token's length.
+func isToken(s string) bool {
+	if len(s) > maxBearerLen {
+		return false
+	}
+	for _, p := range []string{TokenPrefix, LegacyTokenPrefix} {
+		if len(s) > len(p) && s[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}
 
 // tokenBytes is the entropy of a token: 256 bits.
 const tokenBytes = 32

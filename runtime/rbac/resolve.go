@@ -295,8 +295,9 @@ func (r *Resolver) Authorize(user string, info *RequestInfo) bool {
 }
 
 // AuthorizeRoles decides for a personal access token of user limited to
-// roles: the token holds those of roles that user is still bound to (plus
-// anonymous and authenticated), with their dependencies and aggregates.
+// roles: the token holds those of roles still in user's effective set
+// (plus anonymous and authenticated), with their dependencies and
+// aggregates (TokenRoles).
 func (r *Resolver) AuthorizeRoles(user string, roles []string, info *RequestInfo) bool {
 	c, ok := r.compiledLimited(user, roles)
 	if !ok {
@@ -357,12 +358,13 @@ func (r *Resolver) compiledLimited(user string, roles []string) (*compiledSet, b
 	if us == nil {
 		return r.compiledLocked(r.unbound), true
 	}
-	names := intersect(nameBuf[:0], roles, us.bound)
+	own := r.compiledLocked(us.set)
+	names := intersectHeld(nameBuf[:0], roles, own.effective)
 	if len(names) == 0 {
 		return r.compiledLocked(r.unbound), true
 	}
-	if len(names) == len(us.bound) {
-		return r.compiledLocked(us.set), true
+	if holdsAll(names, us.bound) {
+		return own, true
 	}
 	s := r.limited[string(appendSetKey(keyBuf[:0], names))]
 	if s == nil {
@@ -375,11 +377,7 @@ func (r *Resolver) compiledLimited(user string, roles []string) (*compiledSet, b
 func (r *Resolver) cacheLimited(user string, roles []string) *compiledSet {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var bound map[string]int
-	if us := r.users[user]; us != nil {
-		bound = us.bound
-	}
-	names := intersect(nil, roles, bound)
+	names := intersectHeld(nil, roles, r.compiledLocked(r.setLocked(user)).effective)
 	key := string(appendSetKey(nil, names))
 	s := r.limited[key]
 	if s == nil {
@@ -390,18 +388,6 @@ func (r *Resolver) cacheLimited(user string, roles []string) *compiledSet {
 		r.limited[key] = s
 	}
 	return r.compiledLocked(s)
-}
-
-// intersect appends to dst the distinct names of roles found in bound,
-// sorted.
-func intersect(dst []string, roles []string, bound map[string]int) []string {
-	for _, n := range roles {
-		if _, ok := bound[n]; ok && !slices.Contains(dst, n) {
-			dst = append(dst, n)
-		}
-	}
-	slices.Sort(dst)
-	return dst
 }
 
 // compileLocked resolves and indexes the effective rules of a signed-in

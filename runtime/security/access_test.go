@@ -462,9 +462,9 @@ func TestDeletedUserLeavesNothingBehind(t *testing.T) {
 		t.Fatalf("delete zed = %d", st)
 	}
 	e.eventually("zed's binding removed", adm(call{method: "GET", path: "/api/v1alpha1/rolebindings/zed-readers-binding"}), 404)
-	_, _, toks := e.do(adm(call{method: "GET", path: "/api/v1alpha1/personalaccesstokens?fieldSelector=spec.username%3Dzed"}))
+	_, _, toks := e.do(adm(call{method: "GET", path: "/apis/security.svc.run/v1alpha1/personalaccesstokens?fieldSelector=spec.username%3Dzed"}))
 	for deadline := time.Now().Add(20 * time.Second); toks["total"] != float64(0) && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		_, _, toks = e.do(adm(call{method: "GET", path: "/api/v1alpha1/personalaccesstokens?fieldSelector=spec.username%3Dzed"}))
+		_, _, toks = e.do(adm(call{method: "GET", path: "/apis/security.svc.run/v1alpha1/personalaccesstokens?fieldSelector=spec.username%3Dzed"}))
 	}
 	if toks["total"] != float64(0) {
 		t.Fatalf("zed's tokens after the delete: %v", toks)

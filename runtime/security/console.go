@@ -2,10 +2,9 @@ package security
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,7 +61,8 @@ var consoleOpenAPI string
 // OpenAPI returns the console API's OpenAPI document (YAML) for the
 // brand, which the server merges into /openapi.json.
 func (k *Console) OpenAPI() []byte {
-	return []byte(strings.ReplaceAll(consoleOpenAPI, "/apis/api.console.svc.run/", "/apis/api.console."+k.Brand+"/"))
+	doc := strings.ReplaceAll(consoleOpenAPI, "/apis/api.console.svc.run/", "/apis/api.console."+k.Brand+"/")
+	return []byte(strings.ReplaceAll(doc, "/apis/uc.api.security.svc.run/", "/apis/uc.api.security."+k.Brand+"/"))
 }
 
 // Routes mounts the console API; pass it to api.Server.Mount.
@@ -85,6 +85,8 @@ func (k *Console) Routes(r gin.IRouter) {
 	g.GET("/users/:name/personalaccesstokens/:token", h(k.getToken))
 	g.DELETE("/users/:name/personalaccesstokens/:token", h(k.deleteToken))
 	g.PUT("/users/:name/personalaccesstokens/:token/revocation", h(k.revokeToken))
+	g.PUT("/users/:name/personalaccesstokens/:token/restoration", h(k.restoreToken))
+	k.userCentreTokenRoutes(r)
 }
 
 // user resolves the path's user name: "-" is the caller.
@@ -550,9 +552,12 @@ type createTokenRequest struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
 	Spec struct {
+		Name string `json:"name"`
+		// DisplayName is the earlier name of Name.
 		DisplayName string     `json:"displayName"`
 		Description string     `json:"description"`
 		Roles       []string   `json:"roles"`
+		Scopes      []string   `json:"scopes"`
 		ExpiresAt   *time.Time `json:"expiresAt"`
 	} `json:"spec"`
 }
@@ -566,60 +571,14 @@ func (k *Console) createToken(c *gin.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	// A token may carry only roles its creator holds now; a request made
-	// with a limited token holds only that token's roles.
-	held := k.Rules.BoundRoles(owner)
-	if id := IdentityOf(c); id.Roles != nil {
-		held = slices.DeleteFunc(held, func(r string) bool { return !slices.Contains(id.Roles, r) })
-	}
-	var errs object.FieldErrors
-	for i, r := range req.Spec.Roles {
-		if !slices.Contains(held, r) {
-			errs.Add(fmt.Sprintf("spec.roles[%d]", i), "role %q is not one of yours", r)
-		}
-	}
-	if req.Spec.ExpiresAt != nil && !req.Spec.ExpiresAt.After(k.now()) {
-		errs.Add("spec.expiresAt", "must be in the future")
-	}
-	if len(errs) > 0 {
-		return problem.Invalid("the token request is invalid; see errors", errs...)
-	}
-	token, hash, err := authn.NewToken()
+	created, err := k.issueToken(c, owner, tokenParams{
+		Name: req.Metadata.Name, DisplayName: cmp.Or(req.Spec.Name, req.Spec.DisplayName),
+		Description: req.Spec.Description, Roles: req.Spec.Roles, Scopes: req.Spec.Scopes,
+		ExpiresAt: req.Spec.ExpiresAt, PinBound: true,
+	})
 	if err != nil {
 		return err
 	}
-	name := req.Metadata.Name
-	if name == "" {
-		var b [5]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return fmt.Errorf("security: token name: %w", err)
-		}
-		name = "pat-" + owner + "-" + hex.EncodeToString(b[:])
-	}
-	t := core.NewPersonalAccessToken(name)
-	t.Spec.Username = owner
-	t.Spec.TokenHash = hash
-	t.Spec.Roles = req.Spec.Roles
-	if t.Spec.Roles == nil {
-		// Roles left out: pin the token to what its creator holds today,
-		// not to roles granted later. An empty list is a token of no roles.
-		t.Spec.Roles = held
-	}
-	t.Spec.ExpiresAt = req.Spec.ExpiresAt
-	if req.Spec.DisplayName != "" {
-		t.Spec.DisplayName = &req.Spec.DisplayName
-	}
-	if req.Spec.Description != "" {
-		t.Spec.Description = &req.Spec.Description
-	}
-	created, err := k.Tokens.Create(c, t)
-	if err != nil {
-		return err
-	}
-	if created.Metadata.Annotations == nil {
-		created.Metadata.Annotations = map[string]string{}
-	}
-	created.Metadata.Annotations[k.AccessTokenAnnotation()] = token
 	c.JSON(http.StatusCreated, created)
 	return nil
 }
@@ -629,9 +588,20 @@ func (k *Console) revokeToken(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	yes := true
-	t.Spec.Revoked = &yes
-	updated, err := k.Tokens.Update(c, t)
+	updated, err := k.setRevoked(c, t, true)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, updated)
+	return nil
+}
+
+func (k *Console) restoreToken(c *gin.Context) error {
+	t, err := k.ownToken(c)
+	if err != nil {
+		return err
+	}
+	updated, err := k.setRevoked(c, t, false)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,8 @@ const Challenge = `Basic realm="svc"`
 type Guard struct {
 	Authn *authn.Authenticator
 	Rules *rbac.Resolver
+	// used, when set, keeps tokens' spec.lastUsed current.
+	used *tokenUse
 }
 
 // Check is the api.Options.Guard hook.
@@ -46,6 +48,9 @@ func (g *Guard) Check(c *gin.Context) error {
 		return unauthorized("the credentials are not valid")
 	}
 	c.Set(identityKey, id)
+	if id.TokenName != "" && g.used != nil {
+		g.used.note(c.Request.Context(), id.TokenName)
+	}
 	if g.allows(id, &info) {
 		return nil
 	}

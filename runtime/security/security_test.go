@@ -230,7 +230,7 @@ func TestAuthenticationAndAuthorization(t *testing.T) {
 		t.Fatalf("create token = %d %v", st, body)
 	}
 	token, _ := body["metadata"].(map[string]any)["annotations"].(map[string]any)["security.svc.run/access-token"].(string)
-	if !strings.HasPrefix(token, "svc_pat_") {
+	if !strings.HasPrefix(token, "pat_") {
 		t.Fatalf("token = %q", token)
 	}
 	if st, _, _ := e.do(call{method: "GET", path: persons, bearer: token}); st != 200 {

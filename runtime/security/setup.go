@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/svcrun/svc/generated/core"
 	"github.com/svcrun/svc/runtime/api"
@@ -55,12 +56,16 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	}
 	users, roles, bindings, tokens, plugins := core.UserModel(), core.RoleModel(), core.RoleBindingModel(), core.PersonalAccessTokenModel(), core.PluginModel()
 	ProtectUsers(users)
+	// Tokens live in security.<brand>, as in Halo.
+	if err := tokens.Rebrand(opts.Brand); err != nil {
+		return nil, fmt.Errorf("security: %w", err)
+	}
 	s := &Security{
 		Models:      []*model.Model{roles, bindings, users, tokens, plugins},
 		PluginModel: plugins,
 		Routes: map[*model.Model]api.ModelRoutes{
 			roles: core.RegisterRoleRoutes, bindings: core.RegisterRoleBindingRoutes, users: core.RegisterUserRoutes,
-			tokens: core.RegisterPersonalAccessTokenRoutes, plugins: core.RegisterPluginRoutes,
+			plugins: core.RegisterPluginRoutes, // tokens: the default routes, which follow the brand
 		},
 	}
 	for _, m := range s.Models {
@@ -69,6 +74,9 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 		}
 	}
 	rc, bc, uc, tc := core.NewRoleClient(st, roles), core.NewRoleBindingClient(st, bindings), core.NewUserClient(st, users), core.NewPersonalAccessTokenClient(st, tokens)
+	if err := migrateLegacyTokens(ctx, st, tc, uc, opts.Logger); err != nil {
+		return nil, err
+	}
 	builtin, err := EnsureBuiltinRoles(ctx, rc, opts.Brand)
 	if err != nil {
 		return nil, err
@@ -113,7 +121,7 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 		}
 	}()
 	an := authn.New(uc, tc, authn.Options{Logger: opts.Logger})
-	s.Guard = &Guard{Authn: an, Rules: resolver}
+	s.Guard = &Guard{Authn: an, Rules: resolver, used: &tokenUse{tokens: tc, now: time.Now, noted: map[string]time.Time{}}}
 	GuardRoles(roles, bindings, rc, s.Guard, opts.Brand)
 	supers := &lastSuper{users: uc, bindings: bc}
 	supers.guard(users, bindings)
