@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -92,6 +93,10 @@ func Register(models []Model, opts Options) ([]byte, error) {
 // functions.
 func Index(models []Model, opts Options) ([]byte, error) {
 	f := newFile(opts.Package)
+	if !slices.ContainsFunc(models, func(m Model) bool { return len(m.Indexes) > 0 }) {
+		// Written anyway, so that every package has the same files.
+		f.Comment("No model of this package declares x-svc-indexes.")
+	}
 	for _, m := range models {
 		if err := indexModel(f, m); err != nil {
 			return nil, fmt.Errorf("model %s: %w", m.Kind, err)
