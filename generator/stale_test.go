@@ -1,6 +1,7 @@
 package generator_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,7 +39,9 @@ func TestWriteRemovesStaleOutputs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("GOFILE", tc.gofile)
 			dir := t.TempDir()
-			for name, content := range mergeMaps(stale, kept) {
+			all := maps.Clone(stale)
+			maps.Copy(all, kept)
+			for name, content := range all {
 				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -91,14 +94,4 @@ func TestWriteRemovesStaleOutputs(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mergeMaps(ms ...map[string]string) map[string]string {
-	out := map[string]string{}
-	for _, m := range ms {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
 }
