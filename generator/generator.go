@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,30 +64,49 @@ type Config struct {
 	Warn func(string)
 }
 
-// Output file names, relative to Config.Out.
+// Output file names, relative to Config.Out, one concern each. Each
+// model's JSON Schema goes to emit.SchemaFile(its Go type name) beside
+// them.
 const (
-	FileTypes    = "zz_generated.types.go"
-	FileValidate = "zz_generated.validate.go"
-	FileModel    = "zz_generated.model.go"
-	FilePlugin   = "zz_generated.plugin.go"
+	FileTypes    = "zz_generated.types.go"    // the models' Go types (oapi-codegen)
+	FileValidate = "zz_generated.validate.go" // compiled validators
+	FileIndex    = "zz_generated.index.go"    // index names and typed index functions
+	FileRegister = "zz_generated.register.go" // embedded document and schemas, identity, model descriptions
+	FileClient   = "zz_generated.client.go"   // typed in-process clients
+	FileRoutes   = "zz_generated.routes.go"   // Gin routes of the CRUD API
+	FilePlugin   = "zz_generated.plugin.go"   // plugin name, extensions, registration
 	FileOpenAPI  = "openapi.json"
 	FileAccess   = "ACCESS.md"
 )
 
+// retired are file names earlier versions of the generator wrote. Write
+// removes them, so a package regenerated after an upgrade does not
+// declare everything twice.
+var retired = []string{"zz_generated.model.go"}
+
 // BuiltinRoles are the roles the service defines (CONTRACT §6).
 var BuiltinRoles = []string{"super-role", "anonymous", "authenticated", "guest", "post-contributor", "post-author", "post-editor"}
+
+// packageName is cfg.Package, by default the base name of cfg.Out.
+func packageName(cfg Config) (string, error) {
+	if cfg.Package != "" {
+		return cfg.Package, nil
+	}
+	abs, err := filepath.Abs(cfg.Out)
+	if err != nil {
+		return "", fmt.Errorf("generator: %w", err)
+	}
+	return strings.NewReplacer("-", "", ".", "").Replace(filepath.Base(abs)), nil
+}
 
 // Generate returns the generated files of cfg, by name, without writing.
 func Generate(cfg Config) (map[string][]byte, error) {
 	if cfg.Out == "" {
 		return nil, errors.New("generator: no output folder")
 	}
-	if cfg.Package == "" {
-		abs, err := filepath.Abs(cfg.Out)
-		if err != nil {
-			return nil, fmt.Errorf("generator: %w", err)
-		}
-		cfg.Package = strings.NewReplacer("-", "", ".", "").Replace(filepath.Base(abs))
+	var err error
+	if cfg.Package, err = packageName(cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Plugin == "" {
 		cfg.Plugin = cfg.Package
@@ -153,16 +173,21 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("generator: schema of %s: %w", m.Kind, err)
 		}
-		js, err := json.Marshal(full)
+		js, err := json.MarshalIndent(full, "", "  ")
 		if err != nil {
 			return nil, fmt.Errorf("generator: schema of %s: %w", m.Kind, err)
 		}
+		js = append(js, '\n')
 		// oapi-codegen names the type (HtmlInjection becomes HTMLInjection);
 		// everything emitted about the model must use that name.
 		goName := types.TypeNames[m.Schema]
 		if goName == "" {
 			return nil, fmt.Errorf("generator: no Go type was generated for %s", m.Kind)
 		}
+		if _, dup := out[emit.SchemaFile(goName)]; dup {
+			return nil, fmt.Errorf("generator: two models write %s", emit.SchemaFile(goName))
+		}
+		out[emit.SchemaFile(goName)] = js
 		defaults, err := emit.Defaults(full)
 		if err != nil {
 			return nil, fmt.Errorf("generator: schema of %s: %w", m.Kind, err)
@@ -170,8 +195,16 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		models[i] = emit.Model{Model: m, GoName: goName, Schema: js, Defaults: defaults}
 		runtimeModels[i] = runtimeModel(m, js)
 	}
-	if out[FileModel], err = emit.Generate(models, emit.Options{Package: cfg.Package, Document: FileOpenAPI}); err != nil {
-		return nil, fmt.Errorf("generator: %w", err)
+	opts := emit.Options{Package: cfg.Package, Document: FileOpenAPI}
+	for name, emitter := range map[string]func([]emit.Model, emit.Options) ([]byte, error){
+		FileRegister: emit.Register,
+		FileIndex:    emit.Index,
+		FileClient:   emit.Client,
+		FileRoutes:   emit.Routes,
+	} {
+		if out[name], err = emitter(models, opts); err != nil {
+			return nil, fmt.Errorf("generator: %s: %w", name, err)
+		}
 	}
 
 	if !cfg.Core {
@@ -353,12 +386,24 @@ func Write(cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Package, err = packageName(cfg); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return fmt.Errorf("generator: %w", err)
 	}
 	for _, name := range slices.Sorted(mapKeys(files)) {
 		if err := os.WriteFile(filepath.Join(cfg.Out, name), files[name], 0o644); err != nil {
 			return fmt.Errorf("generator: %w", err)
+		}
+	}
+	leftovers, err := stale(cfg.Out, files)
+	if err != nil {
+		return err
+	}
+	for _, name := range leftovers {
+		if err := retire(cfg, name); err != nil {
+			return err
 		}
 	}
 	if hint := tidyHint(cfg.Out, files); hint != "" && cfg.Warn != nil {
@@ -374,17 +419,80 @@ func Check(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	var stale []string
+	var differ []string
 	for _, name := range slices.Sorted(mapKeys(files)) {
 		have, err := os.ReadFile(filepath.Join(cfg.Out, name))
 		if err != nil || !bytes.Equal(have, files[name]) {
-			stale = append(stale, filepath.Join(cfg.Out, name))
+			differ = append(differ, filepath.Join(cfg.Out, name))
 		}
 	}
-	if len(stale) > 0 {
-		return fmt.Errorf("generated files are out of date (run make generate): %s", strings.Join(stale, ", "))
+	leftovers, err := stale(cfg.Out, files)
+	if err != nil {
+		return err
+	}
+	for _, name := range leftovers {
+		differ = append(differ, filepath.Join(cfg.Out, name)+" (no longer generated)")
+	}
+	if len(differ) > 0 {
+		return fmt.Errorf("generated files are out of date (run make generate): %s", strings.Join(differ, ", "))
 	}
 	return nil
+}
+
+// retire removes the stale output name from cfg.Out. Under go generate
+// (GOFILE set) a Go file is instead emptied and excluded from builds:
+// go generate listed the package's files before running us and fails on
+// one that has vanished. The next run, which no longer lists an ignored
+// file, removes it.
+func retire(cfg Config, name string) error {
+	path := filepath.Join(cfg.Out, name)
+	if strings.HasSuffix(name, ".go") && os.Getenv("GOFILE") != "" {
+		stub := fmt.Sprintf("// %s\n\n//go:build ignore\n\n// This file is no longer generated; the next run of svcgen removes it.\n\npackage %s\n", emit.Header, cfg.Package)
+		if have, err := os.ReadFile(path); err != nil || string(have) != stub {
+			if err := os.WriteFile(path, []byte(stub), 0o644); err != nil {
+				return fmt.Errorf("generator: retire stale output: %w", err)
+			}
+			return nil
+		}
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("generator: remove stale output: %w", err)
+	}
+	return nil
+}
+
+// stale lists the files in dir this generator wrote once but would not
+// write now (files holds what it writes now): retired names, schema files
+// of models that are gone, and any other zz_generated. Go file carrying
+// its header. Files of other generators sharing the zz_generated. prefix
+// (controller-gen's zz_generated.deepcopy.go) are left alone.
+func stale(dir string, files map[string][]byte) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("generator: look for stale outputs: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if _, current := files[name]; current || !e.Type().IsRegular() || !strings.HasPrefix(name, "zz_generated.") {
+			continue
+		}
+		ours := slices.Contains(retired, name) || strings.HasPrefix(name, "zz_generated.schema.") && strings.HasSuffix(name, ".json")
+		if !ours && strings.HasSuffix(name, ".go") {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				return nil, fmt.Errorf("generator: look for stale outputs: %w", err)
+			}
+			ours = bytes.HasPrefix(b, []byte("// "+emit.Header+"\n"))
+		}
+		if ours {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {

@@ -5,7 +5,9 @@ package schemas
 import _ "embed"
 
 // Base is the envelope document: components.schemas.ObjectMeta describes
-// metadata (CONTRACT §2). apiVersion and kind are plain strings.
+// metadata (CONTRACT §2). apiVersion and kind are plain strings. The
+// generator adds it to every model, and runtime/api/openapi serves it as
+// the ObjectMeta component.
 //
 //go:embed base.yaml
 var Base []byte

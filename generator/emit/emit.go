@@ -1,6 +1,7 @@
 // Package emit writes the Go code that ties a plugin's generated types to
-// the runtime: each model's registration (identity, typed index functions,
-// validators, schema, index version), its typed client and its Gin routes.
+// the runtime, one file per concern: the models' registration (identity,
+// validators, embedded schema, index version; Register), their typed
+// index functions (Index), typed clients (Client) and Gin routes (Routes).
 // The types and validators themselves come from generator/gotypes and
 // generator/validators; this package only refers to them by name.
 package emit
@@ -9,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -49,22 +51,29 @@ type Model struct {
 	Defaults *model.Defaults
 }
 
-// Options configure Generate.
+// Options configure the emitters.
 type Options struct {
 	Package string
 	// Document is the file name of the plugin's OpenAPI document beside
-	// the generated code; it is embedded and served by OpenAPI(). Empty
-	// embeds nothing.
+	// the generated code; Register embeds it and serves it by OpenAPI().
+	// Empty embeds nothing.
 	Document string
 }
 
-// Generate returns the registration file of a plugin's models.
-func Generate(models []Model, opts Options) ([]byte, error) {
-	f := jen.NewFile(opts.Package)
-	f.HeaderComment(Header)
-	f.ImportName(pkgGin, "gin")
+// SchemaFile is the name of the file holding the JSON Schema of the model
+// whose Go type is goName; Register embeds it. One file per model, pretty
+// printed, so a one-field change is a one-line diff.
+func SchemaFile(goName string) string {
+	return "zz_generated.schema." + strings.ToLower(goName) + ".json"
+}
+
+// Register returns the registration file of a plugin's models: the
+// embedded document and schemas, identities, constructors and the model
+// descriptions handed to the store.
+func Register(models []Model, opts Options) ([]byte, error) {
+	f := newFile(opts.Package)
+	f.Anon("embed")
 	if opts.Document != "" {
-		f.Anon("embed")
 		f.Comment("openAPIDocument is the plugin's OpenAPI document, as written beside this file.")
 		f.Comment("")
 		f.Comment("//go:embed " + opts.Document)
@@ -75,21 +84,92 @@ func Generate(models []Model, opts Options) ([]byte, error) {
 		f.Func().Id("OpenAPI").Params().Index().Byte().Block(jen.Return(jen.Id("openAPIDocument")))
 	}
 	for _, m := range models {
-		if err := emitModel(f, m); err != nil {
+		registerModel(f, m)
+	}
+	return render(f, "registration code")
+}
+
+// Index returns the file of the models' index names and typed index
+// functions.
+func Index(models []Model, opts Options) ([]byte, error) {
+	f := newFile(opts.Package)
+	if !slices.ContainsFunc(models, func(m Model) bool { return len(m.Indexes) > 0 }) {
+		// Written anyway, so that every package has the same files.
+		f.Comment("No model of this package declares x-svc-indexes.")
+	}
+	for _, m := range models {
+		if err := indexModel(f, m); err != nil {
 			return nil, fmt.Errorf("model %s: %w", m.Kind, err)
 		}
 	}
+	return render(f, "index functions")
+}
+
+// Client returns the file of the models' typed in-process clients.
+func Client(models []Model, opts Options) ([]byte, error) {
+	f := newFile(opts.Package)
+	for _, m := range models {
+		k := m.GoName
+		f.Line()
+		f.Commentf("%sClient reads and writes %s objects in process.", k, k)
+		f.Type().Id(k+"Client").Op("=").Qual(pkgClient, "Client").Types(jen.Op("*").Id(k))
+		f.Line()
+		f.Commentf("New%sClient returns the typed client of the %s model m registered in st", k, k)
+		f.Commentf("(m as returned by %sModel).", k)
+		f.Func().Id("New"+k+"Client").Params(jen.Id("st").Op("*").Qual(pkgStore, "Store"), jen.Id("m").Op("*").Qual(pkgModel, "Model")).Op("*").Id(k + "Client").Block(
+			jen.Return(jen.Qual(pkgClient, "New").Types(jen.Op("*").Id(k)).Call(jen.Id("st"), jen.Id("m"))),
+		)
+	}
+	return render(f, "typed clients")
+}
+
+// Routes returns the file mounting each model's CRUD API on a Gin router.
+func Routes(models []Model, opts Options) ([]byte, error) {
+	f := newFile(opts.Package)
+	f.ImportName(pkgGin, "gin")
+	for _, m := range models {
+		k := m.GoName
+		f.Line()
+		f.Commentf("Register%sRoutes mounts the %s CRUD API (docs/api.md) on r; List and Get", k, k)
+		f.Comment("also serve watches. Hand it to the API server with UseRoutes.")
+		f.Func().Id("Register"+k+"Routes").Params(jen.Id("r").Qual(pkgGin, "IRouter"), jen.Id("h").Qual(pkgAPI, "Handlers")).Block(
+			jen.Id("base").Op(":=").Id(k+"BasePath"),
+			route("GET", "", "List", "list; watch with ?watch=true or an upgrade"),
+			route("POST", "", "Create", "create"),
+			route("DELETE", "", "DeleteCollection", "deletecollection"),
+			route("GET", "/:name", "Get", "get; watch one object with an upgrade"),
+			route("PUT", "/:name", "Update", "update"),
+			route("PATCH", "/:name", "Patch", "patch"),
+			route("DELETE", "/:name", "Delete", "delete"),
+			route("PUT", "/:name/status", "UpdateStatus", "update, subresource status"),
+		)
+	}
+	return render(f, "routes")
+}
+
+func newFile(pkg string) *jen.File {
+	f := jen.NewFile(pkg)
+	f.HeaderComment(Header)
+	return f
+}
+
+func render(f *jen.File, what string) ([]byte, error) {
 	var b strings.Builder
 	if err := f.Render(&b); err != nil {
-		return nil, fmt.Errorf("render registration code: %w", err)
+		return nil, fmt.Errorf("render %s: %w", what, err)
 	}
 	return []byte(b.String()), nil
 }
 
-func emitModel(f *jen.File, m Model) error {
+func registerModel(f *jen.File, m Model) {
 	k := m.GoName
 	lower := unexported(k)
 	base := m.BasePath()
+	f.Line()
+	f.Commentf("%sSchema is the OpenAPI schema of a %s object, envelope included.", lower, k)
+	f.Comment("")
+	f.Comment("//go:embed " + SchemaFile(k))
+	f.Var().Id(lower + "Schema").Index().Byte()
 	f.Line()
 	f.Commentf("Identity of the %s model.", k)
 	f.Const().Defs(
@@ -99,15 +179,6 @@ func emitModel(f *jen.File, m Model) error {
 		jen.Commentf("%sBasePath is where the %s collection is served.", k, k),
 		jen.Id(k+"BasePath").Op("=").Lit(base),
 	)
-	if len(m.Indexes) > 0 {
-		f.Line()
-		f.Commentf("Names of the %s indexes, for sort and fieldSelector.", k)
-		defs := make([]jen.Code, len(m.Indexes))
-		for i, ix := range m.Indexes {
-			defs[i] = jen.Id(k + "Index" + goName(ix.Name)).Op("=").Lit(ix.Name)
-		}
-		f.Const().Defs(defs...)
-	}
 
 	// Constructor.
 	f.Line()
@@ -150,7 +221,7 @@ func emitModel(f *jen.File, m Model) error {
 			jen.Id("o").Assert(jen.Op("*").Id(k)).Dot("Validate").Call(jen.Id("errs")),
 		),
 		jen.Id("ValidateJSON"): jen.Id("Validate" + k + "JSON"),
-		jen.Id("Schema"):       jen.Index().Byte().Parens(jen.Id(lower + "Schema")),
+		jen.Id("Schema"):       jen.Id(lower + "Schema"),
 		jen.Id("IndexVersion"): jen.Lit(indexVersion(m.Model)),
 	}
 	if m.Defaults != nil {
@@ -166,7 +237,20 @@ func emitModel(f *jen.File, m Model) error {
 	f.Func().Id(k+"Model").Params().Op("*").Qual(pkgModel, "Model").Block(
 		jen.Return(jen.Op("&").Qual(pkgModel, "Model").Values(modelDict)),
 	)
+}
 
+func indexModel(f *jen.File, m Model) error {
+	k := m.GoName
+	lower := unexported(k)
+	if len(m.Indexes) > 0 {
+		f.Line()
+		f.Commentf("Names of the %s indexes, for sort and fieldSelector.", k)
+		defs := make([]jen.Code, len(m.Indexes))
+		for i, ix := range m.Indexes {
+			defs[i] = jen.Id(k + "Index" + goName(ix.Name)).Op("=").Lit(ix.Name)
+		}
+		f.Const().Defs(defs...)
+	}
 	for _, ix := range m.Indexes {
 		fn, err := keyFunc(lower, k, ix)
 		if err != nil {
@@ -175,37 +259,6 @@ func emitModel(f *jen.File, m Model) error {
 		f.Line()
 		f.Add(fn)
 	}
-
-	f.Line()
-	f.Commentf("%sSchema is the OpenAPI schema of a %s object, envelope included.", lower, k)
-	f.Const().Id(lower + "Schema").Op("=").Lit(string(m.Schema))
-
-	// Typed client.
-	f.Line()
-	f.Commentf("%sClient reads and writes %s objects in process.", k, k)
-	f.Type().Id(k+"Client").Op("=").Qual(pkgClient, "Client").Types(jen.Op("*").Id(k))
-	f.Line()
-	f.Commentf("New%sClient returns the typed client of the %s model m registered in st", k, k)
-	f.Commentf("(m as returned by %sModel).", k)
-	f.Func().Id("New"+k+"Client").Params(jen.Id("st").Op("*").Qual(pkgStore, "Store"), jen.Id("m").Op("*").Qual(pkgModel, "Model")).Op("*").Id(k + "Client").Block(
-		jen.Return(jen.Qual(pkgClient, "New").Types(jen.Op("*").Id(k)).Call(jen.Id("st"), jen.Id("m"))),
-	)
-
-	// Routes.
-	f.Line()
-	f.Commentf("Register%sRoutes mounts the %s CRUD API (docs/api.md) on r; List and Get", k, k)
-	f.Comment("also serve watches. Hand it to the API server with UseRoutes.")
-	f.Func().Id("Register"+k+"Routes").Params(jen.Id("r").Qual(pkgGin, "IRouter"), jen.Id("h").Qual(pkgAPI, "Handlers")).Block(
-		jen.Id("base").Op(":=").Id(k+"BasePath"),
-		route("GET", "", "List", "list; watch with ?watch=true or an upgrade"),
-		route("POST", "", "Create", "create"),
-		route("DELETE", "", "DeleteCollection", "deletecollection"),
-		route("GET", "/:name", "Get", "get; watch one object with an upgrade"),
-		route("PUT", "/:name", "Update", "update"),
-		route("PATCH", "/:name", "Patch", "patch"),
-		route("DELETE", "/:name", "Delete", "delete"),
-		route("PUT", "/:name/status", "UpdateStatus", "update, subresource status"),
-	)
 	return nil
 }
 

@@ -211,7 +211,7 @@ func runCodegen(doc *openapi3.T, pkg string) (src string, names map[string]strin
 // guards at the end. It also records the structs the file declares.
 func finish(raw, pkg string, models map[string]bool) ([]byte, map[string]*Struct, map[string]string, error) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "types.gen.go", raw, parser.ParseComments)
+	f, err := parser.ParseFile(fset, "zz_generated.types.go", raw, parser.ParseComments)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("parse oapi-codegen output: %w", err)
 	}

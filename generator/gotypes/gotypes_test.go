@@ -20,8 +20,8 @@ import (
 // generator/validators, which compile them and test them; its TestGolden
 // -update rewrites them.
 var fixtures = []struct{ name, schema, golden string }{
-	{"person", "../../example-plugin/api/openapi.yaml", "../validators/internal/fixtures/person/types.gen.go"},
-	{"rich", "../validators/testdata/rich.yaml", "../validators/internal/fixtures/rich/types.gen.go"},
+	{"person", "../../example-plugin/api/openapi.yaml", "../validators/internal/fixtures/person/zz_generated.types.go"},
+	{"rich", "../validators/testdata/rich.yaml", "../validators/internal/fixtures/rich/zz_generated.types.go"},
 }
 
 func load(t testing.TB, file string) *openapi3.T {

@@ -25,7 +25,7 @@ func TestGenerateConcurrently(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				want, err := os.ReadFile(filepath.Join("internal", "fixtures", fx.name, "validate.gen.go"))
+				want, err := os.ReadFile(filepath.Join("internal", "fixtures", fx.name, "zz_generated.validate.go"))
 				if err != nil {
 					t.Error(err)
 					return

@@ -65,7 +65,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := filepath.Join("internal", "fixtures", fx.name)
-			for file, want := range map[string][]byte{"types.gen.go": types, "validate.gen.go": validate, "openapi.yaml": schema} {
+			for file, want := range map[string][]byte{"zz_generated.types.go": types, "zz_generated.validate.go": validate, "openapi.yaml": schema} {
 				path := filepath.Join(dir, file)
 				if *update {
 					if err := os.MkdirAll(dir, 0o755); err != nil {

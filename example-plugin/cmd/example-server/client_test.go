@@ -79,6 +79,16 @@ func checkDocument(t *testing.T, raw []byte, brand string) {
 			t.Errorf("the served document lacks %s", p)
 		}
 	}
+	// metadata is described once, by the ObjectMeta component, and every
+	// object refers to it.
+	for name, s := range doc.Components.Schemas {
+		if s.Value == nil || s.Value.Properties["kind"] == nil {
+			continue
+		}
+		if md := s.Value.Properties["metadata"]; md != nil && md.Ref != "#/components/schemas/ObjectMeta" {
+			t.Errorf("%s.metadata is described in place, not by the ObjectMeta component", name)
+		}
+	}
 	// Ids are unique to a generator that folds case and drops punctuation,
 	// and share one style.
 	seen := map[string]string{}

@@ -15,6 +15,11 @@
 // dropped (OperationIDKey): client generators such as oapi-codegen name
 // methods that way, and a clash would not compile.
 //
+// Metadata is described once, by the ObjectMeta component, which is
+// schemas/base.yaml's: the generator puts the same schema into every
+// model, and a model schema whose metadata is that one refers to the
+// component instead of repeating it.
+//
 // A *model.Model carries no field schema, so an object's spec and status
 // are free-form unless the caller supplies the real schema through
 // Options.Schemas (the generator will). This package serves nothing and

@@ -12,6 +12,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/schemas"
 )
 
 // OpenAPIVersion is the OpenAPI version of the documents Build writes.
@@ -82,6 +83,10 @@ func Build(models []*model.Model, opts Options) (*openapi3.T, error) {
 		return nil, err
 	}
 
+	meta, err := objectMeta()
+	if err != nil {
+		return nil, err
+	}
 	doc := &openapi3.T{
 		OpenAPI: OpenAPIVersion,
 		Info: &openapi3.Info{
@@ -90,7 +95,7 @@ func Build(models []*model.Model, opts Options) (*openapi3.T, error) {
 			Description: docDescription,
 		},
 		Paths:      openapi3.NewPaths(),
-		Components: sharedComponents(),
+		Components: sharedComponents(meta),
 		Security: openapi3.SecurityRequirements{
 			{securityBasic: []string{}},
 			{securityBearer: []string{}},
@@ -240,7 +245,7 @@ var problemStatus = map[int]string{
 	503: respNotReady,
 }
 
-func sharedComponents() *openapi3.Components {
+func sharedComponents(meta *openapi3.Schema) *openapi3.Components {
 	c := &openapi3.Components{
 		Schemas:         openapi3.Schemas{},
 		Parameters:      openapi3.ParametersMap{},
@@ -248,28 +253,7 @@ func sharedComponents() *openapi3.Components {
 		SecuritySchemes: openapi3.SecuritySchemes{},
 	}
 
-	// ObjectMeta (CONTRACT §2).
-	ts := func(desc string) *openapi3.SchemaRef {
-		s := openapi3.NewDateTimeSchema()
-		s.Description, s.ReadOnly = desc, true
-		return s.NewRef()
-	}
-	fin := openapi3.NewArraySchema().WithItems(openapi3.NewStringSchema()).WithUniqueItems(true)
-	fin.Description = "While not empty, a deleted object stays readable; removing the last finalizer removes it for good."
-	name := openapi3.NewStringSchema().WithMaxLength(253).WithPattern(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$`)
-	name.Description = "Unique within the model: at most 253 of [a-z0-9-], alphanumeric at both ends. May be empty on create when generateName is set."
-	meta := openapi3.NewObjectSchema()
-	meta.Description = "Metadata every object carries."
-	meta.Properties = openapi3.Schemas{
-		"name":              name.NewRef(),
-		"generateName":      str("When name is empty, the name is generateName followed by 8 random lowercase alphanumerics."),
-		"labels":            stringMap("Labels select objects (labelSelector)."),
-		"annotations":       stringMap("Free-form annotations."),
-		"version":           int64s("0 for a new object, +1 on every successful write. An update must carry the current version; a different one is a 409."),
-		"creationTimestamp": ts("Set by the server (RFC 3339, UTC); ignored when sent."),
-		"deletionTimestamp": ts("Set by the server when the object is deleted (RFC 3339, UTC); ignored when sent."),
-		"finalizers":        fin.NewRef(),
-	}
+	// ObjectMeta, as the generator adds it to every model (schemas/base.yaml).
 	c.Schemas[schemaObjectMeta] = meta.NewRef()
 
 	// Problem (CONTRACT §5).
@@ -514,6 +498,28 @@ func addModel(doc *openapi3.T, m *model.Model, n modelNames, schemas map[string]
 	return nil
 }
 
+// objectMeta is the ObjectMeta schema of schemas/base.yaml, the one the
+// generator puts into every model, so that the served document and the
+// generated ones describe metadata alike.
+func objectMeta() (*openapi3.Schema, error) {
+	base, err := openapi3.NewLoader().LoadFromData(schemas.Base)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: load schemas/base.yaml: %w", err)
+	}
+	meta := base.Components.Schemas[schemaObjectMeta]
+	if meta == nil || meta.Value == nil {
+		return nil, fmt.Errorf("openapi: schemas/base.yaml has no %s schema", schemaObjectMeta)
+	}
+	return meta.Value, nil
+}
+
+// sameSchema reports whether a and b encode to the same JSON.
+func sameSchema(a, b *openapi3.Schema) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
 // objectSchema is the caller's schema for m, else the model's own
 // (model.Model.Schema), else the envelope with free-form spec and status.
 func objectSchema(m *model.Model, n modelNames, schemas map[string]*openapi3.SchemaRef, c *openapi3.Components) (*openapi3.SchemaRef, error) {
@@ -536,6 +542,11 @@ func objectSchema(m *model.Model, n modelNames, schemas map[string]*openapi3.Sch
 		var own openapi3.Schema
 		if err := json.Unmarshal(m.Schema, &own); err != nil {
 			return nil, fmt.Errorf("openapi: the schema of model %s: %w", m.GVK(), err)
+		}
+		// The generator inlines metadata into every model's schema; the
+		// document describes it once, as the shared component.
+		if md := own.Properties["metadata"]; md != nil && md.Ref == "" && sameSchema(md.Value, c.Schemas[schemaObjectMeta].Value) {
+			own.Properties["metadata"] = schemaRef(schemaObjectMeta, c)
 		}
 		return own.NewRef(), nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/schemas"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current output")
@@ -281,8 +282,16 @@ func TestComponents(t *testing.T) {
 			t.Errorf("ObjectMeta.%s = %+v", f, v)
 		}
 	}
-	if v := meta.Properties["finalizers"].Value; !v.Type.Is("array") || !v.UniqueItems {
+	if v := meta.Properties["finalizers"].Value; !v.Type.Is("array") || !v.Items.Value.Type.Is("string") {
 		t.Errorf("ObjectMeta.finalizers = %+v", v)
+	}
+	// One description of metadata: the one the generator gives every model.
+	base, err := openapi3.NewLoader().LoadFromData(schemas.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameSchema(meta, base.Components.Schemas["ObjectMeta"].Value) {
+		t.Errorf("ObjectMeta differs from schemas/base.yaml's")
 	}
 	for _, f := range []string{"labels", "annotations"} {
 		if v := meta.Properties[f].Value; !v.Type.Is("object") || v.AdditionalProperties.Schema == nil ||
@@ -631,6 +640,36 @@ func TestGolden(t *testing.T) {
 			}
 			if !bytes.Equal(out, want) {
 				t.Errorf("the document differs from %s; if the change is intended, run go test -run TestGolden -update and review the diff", path)
+			}
+		})
+	}
+}
+
+// TestModelMetadataIsTheSharedComponent checks that a model schema whose
+// metadata is base.yaml's (as the generator writes every one) refers to
+// ObjectMeta instead of repeating it, and that other metadata stays.
+func TestModelMetadataIsTheSharedComponent(t *testing.T) {
+	base, err := openapi3.NewLoader().LoadFromData(schemas.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseMeta, err := json.Marshal(base.Components.Schemas["ObjectMeta"].Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, metadata, wantRef string
+	}{
+		{name: "base", metadata: string(baseMeta), wantRef: "#/components/schemas/ObjectMeta"},
+		{name: "other", metadata: `{"type":"object","properties":{"name":{"type":"string"}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &model.Model{Group: "people.example.com", Version: "v1", Kind: "Person", Plural: "people", Singular: "person",
+				Schema: []byte(`{"type":"object","properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":` + tc.metadata + `}}`)}
+			doc := build(t, []*model.Model{m}, Options{})
+			md := doc.Components.Schemas["Person"].Value.Properties["metadata"]
+			if md.Ref != tc.wantRef {
+				t.Errorf("Person.metadata.$ref = %q, want %q", md.Ref, tc.wantRef)
 			}
 		})
 	}
