@@ -135,7 +135,7 @@ func (f *FriendCounter) Reconcile(ctx context.Context, req controller.Request) (
 		}
 		st.FriendCount = &n
 		full.Status = &st
-		if _, err := f.persons.Update(ctx, full); err != nil {
+		if _, err := f.persons.UpdateStatus(ctx, full); err != nil {
 			return controller.Result{}, fmt.Errorf("friend counter: update status of person %s: %w", req.Name, err)
 		}
 	}
