@@ -134,7 +134,7 @@ func TestStatusSubresourceKeepsTheRest(t *testing.T) {
 	}
 	for _, body := range []string{
 		fmt.Sprintf(`{"apiVersion":"people.example.com/v1alpha1","kind":"Person","metadata":{"name":"ann","version":%v},"spec":{"name":"Ann"},"status":{"friendCount":5}}`, v), // stale
-		`{"apiVersion":"people.example.com/v1alpha1","kind":"Person","metadata":{"name":"ann"},"spec":{"name":"Ann"},"status":{"friendCount":5}}`,                                 // none
+		`{"apiVersion":"people.example.com/v1alpha1","kind":"Person","metadata":{"name":"ann"},"spec":{"name":"Ann"},"status":{"friendCount":5}}`,                              // none
 	} {
 		expectProblem(t, e.do("PUT", base+"/ann/status", "application/json", body), http.StatusConflict)
 	}
