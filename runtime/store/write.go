@@ -102,9 +102,10 @@ func (s *Store) createOp(m *model.Model, rec *Record) *op {
 // Update writes the main resource: it replaces the object except its
 // status, which keeps its stored value (a change to it is ignored; status
 // is written with UpdateStatus), as Kubernetes does for a model with a
-// status subresource. Every writer goes through here, the HTTP API and the
-// typed clients alike, so a rule granting <plural> but not <plural>/status
-// cannot reach the status by any path.
+// status subresource. Every writer of an existing object goes through
+// here or UpdateStatus, the HTTP API and the typed clients alike, so a
+// rule granting <plural> but not <plural>/status cannot reach the status
+// by any path.
 //
 // obj must carry the current metadata.version (optimistic lock); creation
 // and deletion times keep their stored values. A write identical to what
@@ -151,10 +152,6 @@ func (s *Store) update(ctx context.Context, m *model.Model, obj object.Object, w
 	if err := CheckVersion(kind, md.Name, md.Version, cur.Version); err != nil {
 		return nil, err
 	}
-	stored, err := object.StatusOf(cur.Data)
-	if err != nil {
-		return nil, fmt.Errorf("store: decode %s/%s: %w", m.Plural, md.Name, err)
-	}
 	if wk == writeStatus {
 		if obj, err = statusWrite(m, cur, obj); err != nil {
 			return nil, err
@@ -165,8 +162,8 @@ func (s *Store) update(ctx context.Context, m *model.Model, obj object.Object, w
 		if err := checkObject(m, obj); err != nil {
 			return nil, err
 		}
-	} else if err := object.SetStatus(obj, stored); err != nil {
-		return nil, fmt.Errorf("store: keep the status of %s/%s: %w", m.Plural, md.Name, err)
+	} else if err := keepStatus(m, cur, obj); err != nil {
+		return nil, err
 	}
 	// The client can neither set nor clear server-managed fields; the
 	// record's keys hold them exactly, so the stored JSON is not decoded.
@@ -325,6 +322,18 @@ func statusWrite(m *model.Model, cur *Record, obj object.Object) (object.Object,
 	}
 	next.GetEnvelope().Metadata.Version = obj.GetEnvelope().Metadata.Version
 	return next, nil
+}
+
+// keepStatus gives obj the status of the stored object cur.
+func keepStatus(m *model.Model, cur *Record, obj object.Object) error {
+	status, err := object.StatusOf(cur.Data)
+	if err == nil {
+		err = object.SetStatus(obj, status)
+	}
+	if err != nil {
+		return fmt.Errorf("store: keep the status of %s/%s: %w", m.Plural, cur.Name, err)
+	}
+	return nil
 }
 
 // withoutStatus drops the violations within status from errs.
