@@ -135,7 +135,7 @@ func (f *FriendCounter) Reconcile(ctx context.Context, req controller.Request) (
 		}
 		st.FriendCount = &n
 		full.Status = &st
-		if _, err := f.persons.Update(ctx, full); err != nil {
+		if _, err := f.persons.UpdateStatus(ctx, full); err != nil {
 			return controller.Result{}, fmt.Errorf("friend counter: update status of person %s: %w", req.Name, err)
 		}
 	}
@@ -183,8 +183,8 @@ func countFriends(ctx context.Context, persons *PersonClient, name string, exact
 // HTTP API creates is stored with its friend count already taken, so the
 // counter's reconcile of the new Person finds nothing to write. Without
 // it every create cost a second durable write (the count, usually 0) and
-// a third event for every watcher. The count is owned by the counter: one
-// sent in the body is replaced. Updates are admitted as they are; the
+// a third event for every watcher. The count is owned by the counter: the
+// API drops a status sent in the body before this hook runs. Updates are admitted as they are; the
 // counter still reconciles every change, so a count that moves between
 // admission and the create's commit is corrected as before.
 func AdmitFriendCount(persons *PersonClient) func(ctx context.Context, old, obj object.Object) error {

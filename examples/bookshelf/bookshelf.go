@@ -30,7 +30,7 @@ func (Plugin) Start(_ context.Context, h *plugin.Host) error {
 		b, err := books.Get(ctx, req.Name)
 		if err == nil && b.Status == nil { // neither deleted nor shelved yet
 			b.Status = &BookStatus{Shelf: b.Spec.Author[:1]}
-			_, err = books.Update(ctx, b)
+			_, err = books.UpdateStatus(ctx, b)
 		}
 		return controller.Result{}, controller.IgnoreNotFound(err)
 	}

@@ -133,6 +133,11 @@ func (a *modelAPI) create(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	// The status is the server's: a client's is dropped (docs/api.md,
+	// Status), and the model's admission may set the first one.
+	if err := object.SetStatus(obj, nil); err != nil {
+		return err
+	}
 	defer a.lock()() // after the body is read: a slow sender holds no lock
 	if err := a.admit(c, "", obj); err != nil {
 		return err
@@ -319,7 +324,8 @@ func addViolations(err error, extra object.FieldErrors) {
 }
 
 // updateStatus replaces only the status of the stored object; the body's
-// version is the precondition.
+// version is the precondition. Admission sees the stored object with the
+// new status, which is what the store's status write makes of it.
 func (a *modelAPI) updateStatus(c *gin.Context) error {
 	if err := a.protected(c.Param("name")); err != nil {
 		return err
@@ -365,7 +371,7 @@ func (a *modelAPI) updateStatus(c *gin.Context) error {
 	if err := a.admit(c, name, updated); err != nil {
 		return err
 	}
-	rec, err := a.st().Update(c, a.m, updated)
+	rec, err := a.st().UpdateStatus(c, a.m, updated)
 	if err == nil {
 		err = a.settle(c)
 	}

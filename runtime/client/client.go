@@ -145,21 +145,38 @@ func (c *Client[T]) Create(ctx context.Context, obj T) (T, error) {
 	return c.decode(rec)
 }
 
-// Update replaces the object; metadata.version must be the stored one.
+// Update replaces the object except its status, which keeps its stored
+// value (see UpdateStatus); metadata.version must be the stored one.
 func (c *Client[T]) Update(ctx context.Context, obj T) (T, error) {
 	c.envelope(obj)
-	rec, err := c.st.Update(ctx, c.m, obj)
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	return c.decode(rec)
+	return c.result(c.st.Update(ctx, c.m, obj))
+}
+
+// UpdateStatus replaces the object's status only: everything else keeps
+// its stored value. metadata.version must be the stored one. It is the
+// status subresource (PUT .../status) in process, and the one way a
+// controller or custom handler writes status.
+func (c *Client[T]) UpdateStatus(ctx context.Context, obj T) (T, error) {
+	c.envelope(obj)
+	return c.result(c.st.UpdateStatus(ctx, c.m, obj))
 }
 
 // Patch applies a JSON Patch or merge patch to the named object, retrying
 // on a concurrent write unless the patch pins metadata.version. The result
-// is held to the same schema as an HTTP request body.
+// is held to the same schema as an HTTP request body. As with Update, a
+// change to status is ignored (see PatchStatus).
 func (c *Client[T]) Patch(ctx context.Context, name string, pt codec.PatchType, patch []byte) (T, error) {
+	return c.patch(ctx, name, pt, patch, c.st.Update)
+}
+
+// PatchStatus is Patch of the status only: of what the patched object
+// differs in, only its status is stored.
+func (c *Client[T]) PatchStatus(ctx context.Context, name string, pt codec.PatchType, patch []byte) (T, error) {
+	return c.patch(ctx, name, pt, patch, c.st.UpdateStatus)
+}
+
+func (c *Client[T]) patch(ctx context.Context, name string, pt codec.PatchType, patch []byte,
+	write func(context.Context, *model.Model, object.Object) (*store.Record, error)) (T, error) {
 	var zero T
 	apply, err := codec.ParsePatch(pt, patch)
 	if err != nil {
@@ -182,15 +199,21 @@ func (c *Client[T]) Patch(ctx context.Context, name string, pt codec.PatchType, 
 			return zero, &codec.Error{Detail: "the patch changes metadata.name", Fields: object.FieldErrors{{Field: "metadata.name", Message: fmt.Sprintf("must stay %q", name)}}}
 		}
 		pinned := obj.GetEnvelope().Metadata.GetVersion() != cur.Version
-		rec, err := c.st.Update(ctx, c.m, obj)
+		rec, err := write(ctx, c.m, obj)
 		if errors.Is(err, store.ErrConflict) && !pinned && attempt < 3 {
 			continue
 		}
-		if err != nil {
-			return zero, err
-		}
-		return c.decode(rec)
+		return c.result(rec, err)
 	}
+}
+
+// result decodes a write's record, or passes its error on.
+func (c *Client[T]) result(rec *store.Record, err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return c.decode(rec)
 }
 
 // Delete marks the object deleted; it is removed once it has no

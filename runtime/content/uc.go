@@ -222,19 +222,38 @@ func (u *userCentre) setPublished(c *gin.Context, publish bool) error {
 		if published(p) == publish && p.Status.Phase != nil && *p.Status.Phase == phase {
 			return writeJSON(c, http.StatusOK, p)
 		}
-		p.Spec.Publish = &publish
-		p.Status.Phase = &phase
-		if publish {
-			// Unpublishing keeps it: the time of the last publication.
-			p.Status.PublishTime = object.Timestamp(time.Now())
-		}
-		updated, err := u.posts.Update(ctx, p)
+		// Two writes, as Kubernetes would make them: spec.publish through
+		// the object, the phase through its status (an update keeps the
+		// stored status). A retry after either decides again from what
+		// is stored, so a half-done change is completed.
+		updated := p
 		var stale *store.ConflictError
-		if errors.As(err, &stale) && attempt < 3 {
-			continue // written meanwhile: decide again on the new state
+		if published(p) != publish {
+			p.Spec.Publish = &publish
+			updated, err = u.posts.Update(ctx, p)
+			if errors.As(err, &stale) && attempt < 3 {
+				continue // written meanwhile: decide again on the new state
+			}
+			if err != nil {
+				return fmt.Errorf("content: set publish=%t on post %s: %w", publish, name, err)
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("content: set publish=%t on post %s: %w", publish, name, err)
+		if updated.Status == nil {
+			updated.Status = &gen.PostStatus{}
+		}
+		if updated.Status.Phase == nil || *updated.Status.Phase != phase {
+			updated.Status.Phase = &phase
+			if publish {
+				// Unpublishing keeps it: the time of the last publication.
+				updated.Status.PublishTime = object.Timestamp(time.Now())
+			}
+			updated, err = u.posts.UpdateStatus(ctx, updated)
+			if errors.As(err, &stale) && attempt < 3 {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("content: set the phase of post %s to %s: %w", name, phase, err)
+			}
 		}
 		return writeJSON(c, http.StatusOK, updated)
 	}

@@ -20,6 +20,10 @@
 //     (Options.BaseDelay doubling up to Options.MaxDelay);
 //   - TerminalError(err): logged and not retried until the next event.
 //
+// A reconciler that maintains a status writes it with the typed client's
+// UpdateStatus (or PatchStatus): Update keeps the stored status, as the
+// HTTP API's PUT does (docs/api.md, Status).
+//
 // The work queue (internal/queue) de-duplicates names, never hands one name
 // to two workers at once, and drops what waits at shutdown. Reconcilers may
 // queue other objects' names with Controller.Enqueue.

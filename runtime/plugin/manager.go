@@ -760,7 +760,7 @@ func (m *Manager) writeStatus(ctx context.Context, name, phase, message string, 
 			m.log.Error("plugin: status does not fit the Plugin model", "plugin", name, "err", err)
 			return
 		}
-		_, err = m.opts.Store.Update(ctx, m.opts.PluginModel, obj)
+		_, err = m.opts.Store.UpdateStatus(ctx, m.opts.PluginModel, obj)
 		if err == nil || !errors.Is(err, store.ErrConflict) {
 			if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrClosed) {
 				m.log.Error("plugin: write status", "plugin", name, "err", err)

@@ -35,6 +35,11 @@
 //
 // # Writes
 //
+// Update writes an object's main resource and keeps its stored status;
+// UpdateStatus writes the status and keeps the rest (docs/api.md,
+// Status). Enforced here, every writer (HTTP API, typed client,
+// controller) gets the same rule.
+//
 // One committer goroutine owns all writes. Callers validate, encode and
 // extract keys in their own goroutines and hand the committer a closure
 // that checks preconditions (version, unique keys) against the write

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/svcrun/svc/runtime/model"
@@ -98,18 +99,48 @@ func (s *Store) createOp(m *model.Model, rec *Record) *op {
 	}}
 }
 
-// Update replaces an object. obj must carry the current metadata.version
-// (optimistic lock); creation and deletion times keep their stored values.
-// A write identical to what is stored changes nothing, not even the
-// version. When the object is being deleted and the update leaves no
-// finalizers, the object is removed for good. obj is modified to carry
-// the stored metadata.
+// Update writes the main resource: it replaces the object except its
+// status, which keeps its stored value (a change to it is ignored; status
+// is written with UpdateStatus), as Kubernetes does for a model with a
+// status subresource. Every writer of an existing object goes through
+// here or UpdateStatus, the HTTP API and the typed clients alike, so a
+// rule granting <plural> but not <plural>/status cannot reach the status
+// by any path.
+//
+// obj must carry the current metadata.version (optimistic lock); creation
+// and deletion times keep their stored values. A write identical to what
+// is stored changes nothing, not even the version. When the object is
+// being deleted and the update leaves no finalizers, the object is removed
+// for good. obj is modified to carry the stored metadata and status.
 func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (*Record, error) {
-	if err := checkObject(m, obj); err != nil {
-		return nil, err
-	}
+	return s.update(ctx, m, obj, writeMain)
+}
+
+// UpdateStatus writes the status subresource: it replaces the stored
+// object's status with obj's and keeps everything else as stored (spec,
+// labels, annotations, finalizers). obj's metadata.version is the
+// precondition, as for Update. obj itself is not modified.
+func (s *Store) UpdateStatus(ctx context.Context, m *model.Model, obj object.Object) (*Record, error) {
+	return s.update(ctx, m, obj, writeStatus)
+}
+
+// writeKind is the part of an object a write may change.
+type writeKind int
+
+const (
+	writeMain   writeKind = iota // everything but status
+	writeStatus                  // status only
+)
+
+func (s *Store) update(ctx context.Context, m *model.Model, obj object.Object, wk writeKind) (*Record, error) {
 	md := &obj.GetEnvelope().Metadata
 	kind := m.GVK().String()
+	if wk == writeMain {
+		// The status sent is ignored, and so are its faults.
+		if err := withoutStatus(Validate(m, obj)).Err(); err != nil {
+			return nil, err
+		}
+	}
 	if md.Version == nil {
 		return nil, CheckVersion(kind, md.Name, nil, 0)
 	}
@@ -119,6 +150,19 @@ func (s *Store) Update(ctx context.Context, m *model.Model, obj object.Object) (
 		return nil, err
 	}
 	if err := CheckVersion(kind, md.Name, md.Version, cur.Version); err != nil {
+		return nil, err
+	}
+	if wk == writeStatus {
+		if obj, err = statusWrite(m, cur, obj); err != nil {
+			return nil, err
+		}
+		md = &obj.GetEnvelope().Metadata
+		// The status is the only part the caller wrote, so it is what is
+		// checked; the rest is as stored (and was checked when written).
+		if err := checkObject(m, obj); err != nil {
+			return nil, err
+		}
+	} else if err := keepStatus(m, cur, obj); err != nil {
 		return nil, err
 	}
 	// The client can neither set nor clear server-managed fields; the
@@ -256,6 +300,51 @@ func checkNoNewFinalizers(m *model.Model, cur *Record, next []string) error {
 		}
 	}
 	return errs.Err()
+}
+
+// statusWrite returns the stored object cur with obj's status and
+// obj's metadata.version (the precondition): what a status write stores.
+func statusWrite(m *model.Model, cur *Record, obj object.Object) (object.Object, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, cur.Name, err)
+	}
+	status, err := object.StatusOf(data)
+	if err != nil {
+		return nil, fmt.Errorf("store: status of %s/%s: %w", m.Plural, cur.Name, err)
+	}
+	next, err := Decode(m, cur)
+	if err != nil {
+		return nil, err
+	}
+	if err := object.SetStatus(next, status); err != nil {
+		return nil, fmt.Errorf("store: status of %s/%s: %w", m.Plural, cur.Name, err)
+	}
+	next.GetEnvelope().Metadata.Version = obj.GetEnvelope().Metadata.Version
+	return next, nil
+}
+
+// keepStatus gives obj the status of the stored object cur.
+func keepStatus(m *model.Model, cur *Record, obj object.Object) error {
+	status, err := object.StatusOf(cur.Data)
+	if err == nil {
+		err = object.SetStatus(obj, status)
+	}
+	if err != nil {
+		return fmt.Errorf("store: keep the status of %s/%s: %w", m.Plural, cur.Name, err)
+	}
+	return nil
+}
+
+// withoutStatus drops the violations within status from errs.
+func withoutStatus(errs object.FieldErrors) object.FieldErrors {
+	var kept object.FieldErrors
+	for _, e := range errs {
+		if e.Field != "status" && !strings.HasPrefix(e.Field, "status.") && !strings.HasPrefix(e.Field, "status[") {
+			kept = append(kept, e)
+		}
+	}
+	return kept
 }
 
 // errRetry tells a writer that the object changed between its read and

@@ -441,7 +441,7 @@ func addModel(doc *openapi3.T, m *model.Model, n modelNames, schemas map[string]
 		},
 		Post: &openapi3.Operation{
 			Tags: tags, OperationID: n.opIDs["create"], Summary: "Create a " + m.Kind + ".",
-			Description: "metadata.name, or generateName, names the object; a taken name is a 409.",
+			Description: "metadata.name, or generateName, names the object; a taken name is a 409. A status in the body is dropped: status is written through the status subresource.",
 			RequestBody: body("The object to create."),
 			Responses:   withProblems(openapi3.NewResponses(openapi3.WithStatus(201, created)), c, 400, 401, 403, 404, 409, 413, 503),
 		},
@@ -465,13 +465,15 @@ func addModel(doc *openapi3.T, m *model.Model, n modelNames, schemas map[string]
 		},
 		Put: &openapi3.Operation{
 			Tags: tags, OperationID: n.opIDs["update"], Summary: "Replace a " + m.Kind + ".",
-			Description: "The body must carry the current metadata.version (else 409) and metadata.name equal to the path's name.",
+			Description: "The body must carry the current metadata.version (else 409) and metadata.name equal to the path's name. " +
+				"The stored status is kept: a change to it is ignored (see the status subresource).",
 			RequestBody: body("The whole object."),
 			Responses:   withProblems(openapi3.NewResponses(openapi3.WithStatus(200, ok("The stored object."))), c, 400, 401, 403, 404, 409, 413, 503),
 		},
 		Patch: &openapi3.Operation{
 			Tags: tags, OperationID: n.opIDs["patch"], Summary: "Patch a " + m.Kind + ".",
-			Description: "Any other Content-Type is a 415. The stored version is the precondition unless the patch sets metadata.version.",
+			Description: "Any other Content-Type is a 415. The stored version is the precondition unless the patch sets metadata.version. " +
+				"The stored status is kept: a change to it is ignored (see the status subresource).",
 			RequestBody: &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithContent(openapi3.Content{
 				"application/json-patch+json":  openapi3.NewMediaType().WithSchemaRef(schemaRef(schemaJSONPatch, c)),
 				"application/merge-patch+json": openapi3.NewMediaType().WithSchema(freeObject("An RFC 7386 merge patch: the fields to set; null removes a field.")),
@@ -489,7 +491,8 @@ func addModel(doc *openapi3.T, m *model.Model, n modelNames, schemas map[string]
 		Parameters: openapi3.Parameters{paramRef(paramName, c)},
 		Put: &openapi3.Operation{
 			Tags: tags, OperationID: n.opIDs["updateStatus"], Summary: "Replace the status of a " + m.Kind + ".",
-			Description: "Only status is taken from the body; a metadata.version in it is a precondition.",
+			Description: "Only status is taken from the body: spec, labels, annotations and finalizers stay as stored. " +
+				"The body must carry the current metadata.version (else 409).",
 			RequestBody: body("The object with its new status."),
 			Responses:   withProblems(openapi3.NewResponses(openapi3.WithStatus(200, ok("The stored object."))), c, 400, 401, 403, 404, 409, 413, 503),
 		},
