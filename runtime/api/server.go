@@ -366,10 +366,19 @@ func (s *Server) middleware(c *gin.Context) {
 }
 
 // fail writes err as a problem body and aborts the chain.
-func (s *Server) fail(c *gin.Context, err error) {
+func (s *Server) fail(c *gin.Context, err error) { fail(s.log, c, err) }
+
+// Failer returns what Server.Fail does for a server logging to log, for
+// route sets built before their Server (the console API, built with
+// access control, which the Server is built on).
+func Failer(log *slog.Logger) func(c *gin.Context, err error) {
+	return func(c *gin.Context, err error) { fail(log, c, err) }
+}
+
+func fail(log *slog.Logger, c *gin.Context, err error) {
 	p := problem.From(err)
 	if p.Status >= 500 && p.Status != http.StatusServiceUnavailable && p.Status != http.StatusInsufficientStorage {
-		s.log.Error("request failed", "requestId", RequestID(c), "err", err)
+		log.Error("request failed", "requestId", RequestID(c), "err", err)
 	}
 	problem.Write(c.Writer, c.Request, RequestID(c), p)
 	c.Abort()

@@ -43,7 +43,8 @@ type Console struct {
 	// written; nil does not wait.
 	Settle func(ctx context.Context) error
 	Brand  string
-	// Fail writes an error as a problem response (api.Server.Fail).
+	// Fail writes an error as a problem response (api.Server.Fail);
+	// Setup sets it to api.Failer of its logger.
 	Fail func(c *gin.Context, err error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time

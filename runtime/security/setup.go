@@ -125,7 +125,8 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	GuardRoles(roles, bindings, rc, s.Guard, opts.Brand)
 	supers := &lastSuper{users: uc, bindings: bc}
 	supers.guard(users, bindings)
-	s.Console = &Console{Users: uc, Roles: rc, Bindings: bc, Tokens: tc, Rules: resolver, Authn: an, Guard: s.Guard, Brand: opts.Brand, Settle: settle, supers: supers}
+	s.Console = &Console{Users: uc, Roles: rc, Bindings: bc, Tokens: tc, Rules: resolver, Authn: an, Guard: s.Guard, Brand: opts.Brand, Settle: settle, supers: supers,
+		Fail: api.Failer(opts.Logger)}
 	cleanup := &userCleanup{users: uc, tokens: tc, unbind: func(ctx context.Context, user string) error {
 		return s.Console.replaceBindings(ctx, user, nil)
 	}}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/server"
@@ -208,23 +210,39 @@ func TestFlags(t *testing.T) {
 }
 
 // TestFailedStartReleasesTheDataDir: a start that fails after opening the
-// store (here two models of one kind) closes it, so the directory's lock
-// is free for the next attempt.
+// store closes what the earlier steps opened, so the directory's lock is
+// free for the next attempt.
 func TestFailedStartReleasesTheDataDir(t *testing.T) {
 	t.Setenv("SVC_ADMIN_PASSWORD", adminPassword)
-	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	person := storetest.PersonModel()
+	clash := func(r gin.IRouter, _ api.Handlers) {
+		r.GET("/clash/:a", func(*gin.Context) {})
+		r.GET("/clash/:b/x", func(*gin.Context) {})
 	}
-	defer ln.Close()
-	cfg := server.Config{Models: []*model.Model{storetest.PersonModel(), storetest.PersonModel()}}
-	if _, err := server.Start(context.Background(), server.Flags{DataDir: dir}, cfg, slog.New(slog.DiscardHandler), ln); err == nil {
-		t.Fatal("Start with a kind registered twice succeeded")
+	for _, tc := range []struct {
+		name    string
+		cfg     server.Config
+		wantErr string
+	}{
+		{"models step: a kind registered twice", server.Config{Models: []*model.Model{storetest.PersonModel(), storetest.PersonModel()}}, "already registered"},
+		{"HTTP API step: clashing routes", server.Config{Models: []*model.Model{person}, Routes: map[*model.Model]api.ModelRoutes{person: clash}}, "clash"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			_, err = server.Start(context.Background(), server.Flags{DataDir: dir}, tc.cfg, slog.New(slog.DiscardHandler), ln)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Start = %v, want an error with %q", err, tc.wantErr)
+			}
+			st, err := store.Open(store.Options{Dir: dir})
+			if err != nil {
+				t.Fatalf("the data directory after a failed start: %v", err)
+			}
+			st.Close()
+		})
 	}
-	st, err := store.Open(store.Options{Dir: dir})
-	if err != nil {
-		t.Fatalf("the data directory after a failed start: %v", err)
-	}
-	st.Close()
 }

@@ -1,0 +1,66 @@
+package server
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/svcrun/svc/runtime/model"
+)
+
+// DefaultBrand is the brand domain when none is configured (CONTRACT §1).
+const DefaultBrand = model.DefaultBrand
+
+// Flags are the command-line settings (CONTRACT §8).
+type Flags struct {
+	Addr        string
+	DataDir     string
+	BrandDomain string
+	LogLevel    string
+	// Memory keeps everything in memory (nothing persisted); for demos.
+	Memory bool
+	// CPUProfile names a file to write a CPU profile to, from start to
+	// shutdown (diagnostics; empty for none).
+	CPUProfile string
+	// Connection timeouts and limits; zero takes the Default..., a
+	// negative value turns one off.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxConns          int
+	MaxConnsPerClient int
+}
+
+// ParseFlags reads args; the environment variable SVC_BRAND_DOMAIN is the
+// default of --brand-domain.
+func ParseFlags(args []string, stderr io.Writer) (Flags, error) {
+	var f Flags
+	fs := flag.NewFlagSet("svc", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	brand := os.Getenv("SVC_BRAND_DOMAIN")
+	if brand == "" {
+		brand = DefaultBrand
+	}
+	fs.StringVar(&f.Addr, "addr", "127.0.0.1:8090", "address to listen on")
+	fs.StringVar(&f.DataDir, "data-dir", "./data", "data directory (write-ahead log, snapshots)")
+	fs.StringVar(&f.BrandDomain, "brand-domain", brand, "brand domain of labels, annotations and reserved groups (env SVC_BRAND_DOMAIN)")
+	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.BoolVar(&f.Memory, "memory", false, "keep data in memory only (nothing is persisted)")
+	fs.StringVar(&f.CPUProfile, "cpu-profile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
+	fs.DurationVar(&f.ReadHeaderTimeout, "read-header-timeout", DefaultReadHeaderTimeout, "time allowed to read a request's headers (negative: none)")
+	fs.DurationVar(&f.ReadTimeout, "read-timeout", DefaultReadTimeout, "time allowed to read a whole request, headers and body (negative: none)")
+	fs.DurationVar(&f.WriteTimeout, "write-timeout", DefaultWriteTimeout, "time allowed to handle a request and write the answer, from the end of its headers; watches are exempt (negative: none)")
+	fs.DurationVar(&f.IdleTimeout, "idle-timeout", DefaultIdleTimeout, "time a kept-alive connection may wait for its next request (negative: none)")
+	fs.IntVar(&f.MaxConns, "max-conns", DefaultMaxConns, "open connections at most, watches included; more wait to be accepted (negative: no limit)")
+	fs.IntVar(&f.MaxConnsPerClient, "max-conns-per-client", DefaultMaxConnsPerClient, "open connections at most from one client address (IPv6: one /64); more are answered 429 (negative: no limit)")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if fs.NArg() > 0 {
+		return f, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return f, nil
+}
