@@ -211,10 +211,11 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 	if f.Memory {
 		dir = ""
 	}
-	st, err := store.Open(store.Options{Dir: dir, Logger: log})
+	st, err := store.Load(store.Options{Dir: dir, Logger: log})
 	if err != nil {
 		return nil, err
 	}
+	st.Start()
 	defer func() {
 		if err != nil {
 			st.Close() // a failed start leaves the data directory unlocked
