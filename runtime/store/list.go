@@ -717,7 +717,7 @@ func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, e
 func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet, within *span, all, offset int64, size int, expect, budget int64) ([]*Record, error) {
 	first := p.sorts[0]
 	rest := p.sorts[1:]
-	w := &walk{p: p, ctx: ctx, v: v, best: best, matched: matched, within: within,
+	w := walk{p: p, ctx: ctx, v: v, best: best, matched: matched, within: within,
 		offset: offset, size: size, budget: budget, out: make([]*Record, 0, size)}
 	// The creation tree holds no value: its forward order is newest first.
 	reverse := first.desc != (first.ix == ixCreated)
@@ -745,20 +745,24 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 	// Label terms pass over whole index nodes whose entries' signatures
 	// rule out a match: a stream through a long run of other labels costs
 	// one test per node, not per entry.
+	// (skip and filter stay locals, passed down: kept in walk, the
+	// method value would move to the heap, two allocations per list.)
+	var skip func(sig uint32) bool
+	var filter *cowtree.Filter[entry]
 	if len(p.sigs) > 0 {
-		w.skip = p.sigMiss
-		w.filter = &cowtree.Filter[entry]{Skip: w.skip}
+		skip = p.sigMiss
+		filter = &cowtree.Filter[entry]{Skip: skip}
 	}
 	var err error
 	switch {
 	case first.ix == ixName: // names are unique: no ties
 		err = w.byName(reverse)
 	case !reverse && defaultTail:
-		w.forward(v.trees[first.ix])
+		w.forward(v.trees[first.ix], skip, filter)
 	case reverse && defaultTail && first.ix != ixCreated:
-		w.backwardByGroup(v.trees[first.ix])
+		w.backwardByGroup(v.trees[first.ix], skip, filter)
 	default:
-		w.sortingGroups(v.trees[first.ix], first, reverse)
+		w.sortingGroups(v.trees[first.ix], first, reverse, skip, filter)
 	}
 	if err != nil {
 		return nil, err
@@ -788,8 +792,6 @@ type walk struct {
 	over     bool
 	set      *idSet
 	setAfter int64
-	skip     func(sig uint32) bool
-	filter   *cowtree.Filter[entry]
 }
 
 // visit counts one entry walked; false stops the walk (cancelled, or over
@@ -869,9 +871,9 @@ func (w *walk) byName(reverse bool) error {
 }
 
 // forward walks t in its own order, which is the requested one.
-func (w *walk) forward(t *tree) {
+func (w *walk) forward(t *tree, skip func(sig uint32) bool, filter *cowtree.Filter[entry]) {
 	if w.within != nil {
-		w.within.ascendCounted(t, w.skip, w.takeEntry)
+		w.within.ascendCounted(t, skip, w.takeEntry)
 		return
 	}
 	if len(w.p.labels) == 0 && len(w.p.fields) == 0 && w.offset > 0 {
@@ -884,14 +886,14 @@ func (w *walk) forward(t *tree) {
 		t.Ascend(start, w.takeEntry)
 		return
 	}
-	t.ScanFiltered(w.filter, w.takeEntry)
+	t.ScanFiltered(filter, w.takeEntry)
 }
 
 // backwardByGroup walks t's groups of equal keys from the last, each group
 // forward from its start; the next group is found walking backwards from
 // it, past the nodes and entries whose labels cannot match.
-func (w *walk) backwardByGroup(t *tree) {
-	within, skip := w.within, w.skip
+func (w *walk) backwardByGroup(t *tree, skip func(sig uint32) bool, filter *cowtree.Filter[entry]) {
+	within := w.within
 	var cur entry
 	ok := false
 	next := func(e entry) bool {
@@ -907,22 +909,22 @@ func (w *walk) backwardByGroup(t *tree) {
 	if within != nil {
 		// A range's bounds fall between keys here (not the creation
 		// tree): each group of equal keys is in it or out whole.
-		t.DescendFiltered(within.hi, w.filter, next)
+		t.DescendFiltered(within.hi, filter, next)
 	} else {
-		t.ReverseFiltered(w.filter, next)
+		t.ReverseFiltered(filter, next)
 	}
 	for ok {
 		if !exact(cur.a).ascendCounted(t, skip, w.takeEntry) {
 			break
 		}
 		ok = false
-		t.DescendFiltered(entry{a: cur.a, rec: before}, w.filter, next)
+		t.DescendFiltered(entry{a: cur.a, rec: before}, filter, next)
 	}
 }
 
 // sortingGroups walks t in either direction, gathers each group of equal
 // first keys and sorts it by the rest of the sort.
-func (w *walk) sortingGroups(t *tree, first sortKey, reverse bool) {
+func (w *walk) sortingGroups(t *tree, first sortKey, reverse bool, skip func(sig uint32) bool, filter *cowtree.Filter[entry]) {
 	var group []*Record
 	var groupKey model.Key
 	groupHas, more := false, true
@@ -952,13 +954,13 @@ func (w *walk) sortingGroups(t *tree, first sortKey, reverse bool) {
 	}
 	switch {
 	case w.within != nil && reverse:
-		w.within.descendCounted(t, w.skip, gather)
+		w.within.descendCounted(t, skip, gather)
 	case w.within != nil:
-		w.within.ascendCounted(t, w.skip, gather)
+		w.within.ascendCounted(t, skip, gather)
 	case reverse:
-		t.ReverseFiltered(w.filter, gather)
+		t.ReverseFiltered(filter, gather)
 	default:
-		t.ScanFiltered(w.filter, gather)
+		t.ScanFiltered(filter, gather)
 	}
 	if more && len(group) > 0 {
 		flush()

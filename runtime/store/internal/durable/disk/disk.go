@@ -44,8 +44,8 @@ type Options struct {
 	// SnapshotBytes: see runtime/store's Options.SnapshotBytes.
 	SnapshotBytes int64
 	SegmentBytes  int64
-	FS            wal.FS // nil: the operating system's
-	Logger        *slog.Logger
+	FS            wal.FS       // nil: the operating system's
+	Logger        *slog.Logger // nil: discard
 }
 
 // Backend is a write-ahead log plus snapshots in one directory.
@@ -71,6 +71,9 @@ func Open(opts Options) (*Backend, error) {
 	lock, err := dirlock.Acquire(opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", opts.Dir, err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Backend{opts: opts, log: opts.Logger, lock: lock}, nil
 }
