@@ -111,10 +111,13 @@ func (u *startup) openStore(ctx context.Context) error {
 	if u.f.Memory {
 		dir = ""
 	}
-	st, err := store.Open(store.Options{Dir: dir, Logger: u.log})
+	// Load restores the data and starts nothing; the committer and syncer
+	// run from Start until the store's runnable closes it.
+	st, err := store.Load(store.Options{Dir: dir, Logger: u.log})
 	if err != nil {
 		return err
 	}
+	st.Start()
 	u.store = st
 	return u.parts.start(ctx, "store", untilStopped(st.Close))
 }

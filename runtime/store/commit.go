@@ -243,8 +243,9 @@ func (s *Store) flush(b *batch) {
 // syncer logs it (finish); then, between batches, it starts a snapshot if
 // one is due.
 func (s *Store) handOff(b *batch) {
+	var n int64
 	for _, p := range b.payloads {
-		s.logged += int64(len(p))
+		n += int64(len(p))
 	}
 	s.inflight.Add(1)
 	s.synced <- b
@@ -252,7 +253,7 @@ func (s *Store) handOff(b *batch) {
 	// committer blocks: yield, so the log write starts before finish.
 	runtime.Gosched()
 	s.finish(b)
-	if s.wal != nil && !s.snapping.Load() && s.logged >= max(s.opts.SnapshotBytes, s.snapBytes.Load()) {
+	if s.backend != nil && s.backend.SnapshotDue(n) {
 		s.inflight.Wait() // a snapshot covers exactly what the log holds
 		s.startSnapshot()
 	}
@@ -317,9 +318,9 @@ func (s *Store) syncer(done chan<- struct{}) {
 			(*hook)()
 		}
 		err := s.failure()
-		if err == nil && s.wal != nil {
-			if _, _, werr := s.wal.Append(b.payloads); werr != nil {
-				// The log dropped the batch (wal.Log.Append). Writes are
+		if err == nil && s.backend != nil {
+			if _, werr := s.backend.Commit(b.payloads); werr != nil {
+				// The log dropped the batch (durable.Backend.Commit). Writes are
 				// refused until a probe finds the log writable again.
 				err = s.fail(s.logFailed(werr), false)
 				s.log.Error("write-ahead log failed; refusing writes until it recovers", "err", werr)

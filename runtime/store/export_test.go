@@ -9,6 +9,7 @@ import (
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/store/internal/durable/disk"
 )
 
 // EncodeObjectForTest frames obj (with its final metadata) as the store
@@ -24,7 +25,7 @@ func EncodeObjectForTest(m *model.Model, obj object.Object) ([]byte, int, error)
 
 // BreakLogForTest closes the write-ahead log under the store, so the next
 // batch fails to append.
-func (s *Store) BreakLogForTest() error { return s.wal.Close() }
+func (s *Store) BreakLogForTest() error { return s.backend.(*disk.Backend).Log().Close() }
 
 // BeforeLogForTest makes the syncer call fn before each log write (with
 // the batches it is about to write already applied).

@@ -13,10 +13,6 @@ import (
 // DefaultLogRetry is the default Options.LogRetry.
 const DefaultLogRetry = time.Second
 
-// probeBytes is how much a probe of a failed log writes (and removes): a
-// disk with less room than this is still full for a batch of writes.
-const probeBytes = 1 << 20
-
 // ErrUnavailable: the store cannot make writes durable now (HTTP 507 when
 // its disk is full, else 503); *UnavailableError matches it.
 var ErrUnavailable = errors.New("store unavailable: writes are refused")
@@ -79,7 +75,7 @@ func (s *Store) fail(err error, fatal bool) error {
 	if s.failure() == nil {
 		h.err, h.fatal = err, fatal
 		close(h.ch) // publishes err to every receiver
-		if !fatal && s.wal != nil {
+		if !fatal && s.backend != nil {
 			s.probes.Add(1)
 			go s.probe(h)
 		}
@@ -118,7 +114,7 @@ func (s *Store) probe(h *health) {
 			return
 		case <-t.C:
 		}
-		if err := s.wal.Probe(probeBytes); err != nil {
+		if err := s.backend.Probe(); err != nil {
 			s.log.Warn("write-ahead log still failing; writes stay refused", "err", err)
 			continue
 		}

@@ -708,7 +708,8 @@ func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, e
 // Walking a tree forward yields ties in the default tail order (creation
 // desc, name asc). A descending walk with the default tail therefore goes
 // backwards over the groups of equal keys but forwards inside each group;
-// any other tail gathers each group of ties and sorts it.
+// any other tail gathers each group of ties and sorts it. Each of the four
+// walks is one method of walk.
 //
 // matched, when not nil, holds exactly the ids of the matches. within,
 // when not nil, is the span of the first sort key's tree that a range
@@ -716,47 +717,13 @@ func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, e
 func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet, within *span, all, offset int64, size int, expect, budget int64) ([]*Record, error) {
 	first := p.sorts[0]
 	rest := p.sorts[1:]
+	w := walk{p: p, ctx: ctx, v: v, best: best, matched: matched, within: within,
+		offset: offset, size: size, budget: budget, out: make([]*Record, 0, size)}
 	// The creation tree holds no value: its forward order is newest first.
 	reverse := first.desc != (first.ix == ixCreated)
 	defaultTail := len(rest) == 0 ||
 		first.ix == ixCreated && len(rest) == 1 && rest[0] == sortKey{ix: ixName} ||
 		len(rest) == 2 && rest[0] == sortKey{ix: ixCreated, desc: true} && rest[1] == sortKey{ix: ixName}
-	noTerms := len(p.labels) == 0 && len(p.fields) == 0
-	out := make([]*Record, 0, size)
-	var visited, misses int64
-	over := false
-	// visit counts one entry walked; false stops the walk (cancelled, or
-	// over budget).
-	visit := func() bool {
-		if visited++; visited%4096 == 0 && ctx.Err() != nil {
-			return false
-		}
-		if visited > budget {
-			over = true
-			return false
-		}
-		return true
-	}
-	// With matched, a record's id answers what testing its fields would.
-	match := p.matches
-	if matched != nil {
-		match = func(r *Record) bool { return matched.has(r.id) }
-	}
-	take := func(r *Record) bool {
-		if !visit() {
-			return false
-		}
-		if !match(r) {
-			misses++
-			return true
-		}
-		if offset > 0 {
-			offset--
-			return true
-		}
-		out = append(out, r)
-		return len(out) < size
-	}
 	// Testing a record that does not match costs a cache miss or more;
 	// the label signatures spare most of them, but not when the terms are
 	// fields or the sort key and the terms correlate. Once the misses
@@ -764,148 +731,240 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 	// set (a bitmap entry costs a fraction of a record test), that set is
 	// turned into a bitmap of ids, and entries outside it are passed over
 	// without touching their records.
-	set := matched
-	setAfter := int64(math.MaxInt64)
+	w.set = matched
+	w.setAfter = int64(math.MaxInt64)
 	if best != nil && best.count < all {
-		setAfter = max(min(expect, best.count/8), 256)
+		w.setAfter = max(min(expect, best.count/8), 256)
 		// With no label terms no signature spares a record test, so the
 		// walk is expected to miss expect-(offset+size) times: when that
 		// reaches the threshold anyway, the misses before it are waste.
-		if set == nil && len(p.sigs) == 0 && expect-(offset+int64(size)) >= setAfter {
-			set = v.idSet(best)
+		if w.set == nil && len(p.sigs) == 0 && expect-(offset+int64(size)) >= w.setAfter {
+			w.set = v.idSet(best)
 		}
-	}
-	outside := func(e entry) bool {
-		if set == nil {
-			if misses < setAfter {
-				return false
-			}
-			set = v.idSet(best)
-		}
-		return !set.has(e.id)
 	}
 	// Label terms pass over whole index nodes whose entries' signatures
 	// rule out a match: a stream through a long run of other labels costs
 	// one test per node, not per entry.
+	// (skip and filter stay locals, passed down: kept in walk, the
+	// method value would move to the heap, two allocations per list.)
 	var skip func(sig uint32) bool
 	var filter *cowtree.Filter[entry]
 	if len(p.sigs) > 0 {
 		skip = p.sigMiss
 		filter = &cowtree.Filter[entry]{Skip: skip}
 	}
-	takeEntry := func(e entry) bool {
-		if p.sigMiss(e.sig) || outside(e) {
-			return visit()
-		}
-		return take(v.record(e))
-	}
+	var err error
 	switch {
 	case first.ix == ixName: // names are unique: no ties
-		txn := v.db.Txn(false)
-		var it memdb.ResultIterator
-		var err error
-		if reverse {
-			it, err = txn.GetReverse(tableObjects, indexID+"_prefix", []byte(nil))
-		} else {
-			it, err = txn.Get(tableObjects, indexID+"_prefix", []byte(nil))
-		}
-		if err != nil {
-			return nil, err
-		}
-		for raw := it.Next(); raw != nil && take(raw.(*Record)); raw = it.Next() {
-		}
-	case !reverse && defaultTail && within != nil:
-		within.ascendCounted(v.trees[first.ix], skip, takeEntry)
+		err = w.byName(reverse)
 	case !reverse && defaultTail:
-		t := v.trees[first.ix]
-		if noTerms && offset > 0 {
-			// Every entry is a match: jump to the offset in O(log n).
-			start, ok := t.GetAt(int(offset))
-			if !ok {
-				break
-			}
-			offset = 0
-			t.Ascend(start, takeEntry)
-			break
-		}
-		t.ScanFiltered(filter, takeEntry)
+		w.forward(v.trees[first.ix], skip, filter)
 	case reverse && defaultTail && first.ix != ixCreated:
-		// Each group of equal keys is walked forward from its start; the
-		// next group is found walking backwards from it, past the nodes
-		// and entries whose labels cannot match.
-		t := v.trees[first.ix]
-		var cur entry
-		ok := false
-		next := func(e entry) bool {
-			if within != nil && compareEntry(e, within.lo) < 0 {
-				return false // below the range: no group left
-			}
-			if skip != nil && skip(e.sig) {
-				return visit()
-			}
-			cur, ok = e, true
-			return false
-		}
-		if within != nil {
-			// A range's bounds fall between keys here (not the creation
-			// tree): each group of equal keys is in it or out whole.
-			t.DescendFiltered(within.hi, filter, next)
-		} else {
-			t.ReverseFiltered(filter, next)
-		}
-		for ok {
-			if !exact(cur.a).ascendCounted(t, skip, takeEntry) {
-				break
-			}
-			ok = false
-			t.DescendFiltered(entry{a: cur.a, rec: before}, filter, next)
-		}
+		w.backwardByGroup(v.trees[first.ix], skip, filter)
 	default:
-		var group []*Record
-		var groupKey model.Key
-		groupHas, more := false, true
-		flush := func() {
-			p.sort(group)
-			for _, r := range group {
-				if more = take(r); !more {
-					break
-				}
-			}
-			group = group[:0]
-		}
-		gather := func(e entry) bool {
-			if p.sigMiss(e.sig) || outside(e) {
-				return visit()
-			}
-			r := v.record(e)
-			k, has := r.sortKey(first.ix, first.desc)
-			if len(group) > 0 && (k != groupKey || has != groupHas) {
-				if flush(); !more {
-					return false
-				}
-			}
-			groupKey, groupHas = k, has
-			group = append(group, r)
-			return true
-		}
-		switch {
-		case within != nil && reverse:
-			within.descendCounted(v.trees[first.ix], skip, gather)
-		case within != nil:
-			within.ascendCounted(v.trees[first.ix], skip, gather)
-		case reverse:
-			v.trees[first.ix].ReverseFiltered(filter, gather)
-		default:
-			v.trees[first.ix].ScanFiltered(filter, gather)
-		}
-		if more && len(group) > 0 {
-			flush()
-		}
+		w.sortingGroups(v.trees[first.ix], first, reverse, skip, filter)
 	}
-	if over {
+	if err != nil {
+		return nil, err
+	}
+	if w.over {
 		return nil, errOverBudget
 	}
-	return out, ctx.Err()
+	return w.out, ctx.Err()
+}
+
+// walk is one stream's state: the page gathered so far, the entries
+// visited against the budget, the misses that decide when the best
+// candidate set becomes a bitmap (set).
+type walk struct {
+	p        *plan
+	ctx      context.Context
+	v        *view
+	best     *source
+	matched  *idSet
+	within   *span
+	offset   int64
+	size     int
+	budget   int64
+	out      []*Record
+	visited  int64
+	misses   int64
+	over     bool
+	set      *idSet
+	setAfter int64
+}
+
+// visit counts one entry walked; false stops the walk (cancelled, or over
+// budget).
+func (w *walk) visit() bool {
+	if w.visited++; w.visited%4096 == 0 && w.ctx.Err() != nil {
+		return false
+	}
+	if w.visited > w.budget {
+		w.over = true
+		return false
+	}
+	return true
+}
+
+// take tests r and adds it to the page past the offset; false stops the
+// walk. With matched, a record's id answers what testing its fields would.
+func (w *walk) take(r *Record) bool {
+	if !w.visit() {
+		return false
+	}
+	var ok bool
+	if w.matched != nil {
+		ok = w.matched.has(r.id)
+	} else {
+		ok = w.p.matches(r)
+	}
+	if !ok {
+		w.misses++
+		return true
+	}
+	if w.offset > 0 {
+		w.offset--
+		return true
+	}
+	w.out = append(w.out, r)
+	return len(w.out) < w.size
+}
+
+// outside reports whether e is known not to match: not in the best
+// candidate set, once enough misses made that set a bitmap.
+func (w *walk) outside(e entry) bool {
+	if w.set == nil {
+		if w.misses < w.setAfter {
+			return false
+		}
+		w.set = w.v.idSet(w.best)
+	}
+	return !w.set.has(e.id)
+}
+
+// takeEntry is take for an index entry, passing over entries that cannot
+// match without touching their records.
+func (w *walk) takeEntry(e entry) bool {
+	if w.p.sigMiss(e.sig) || w.outside(e) {
+		return w.visit()
+	}
+	return w.take(w.v.record(e))
+}
+
+// byName walks memdb's name index: names are unique, so there are no ties.
+func (w *walk) byName(reverse bool) error {
+	txn := w.v.db.Txn(false)
+	var it memdb.ResultIterator
+	var err error
+	if reverse {
+		it, err = txn.GetReverse(tableObjects, indexID+"_prefix", []byte(nil))
+	} else {
+		it, err = txn.Get(tableObjects, indexID+"_prefix", []byte(nil))
+	}
+	if err != nil {
+		return err
+	}
+	for raw := it.Next(); raw != nil && w.take(raw.(*Record)); raw = it.Next() {
+	}
+	return nil
+}
+
+// forward walks t in its own order, which is the requested one.
+func (w *walk) forward(t *tree, skip func(sig uint32) bool, filter *cowtree.Filter[entry]) {
+	if w.within != nil {
+		w.within.ascendCounted(t, skip, w.takeEntry)
+		return
+	}
+	if len(w.p.labels) == 0 && len(w.p.fields) == 0 && w.offset > 0 {
+		// Every entry is a match: jump to the offset in O(log n).
+		start, ok := t.GetAt(int(w.offset))
+		if !ok {
+			return
+		}
+		w.offset = 0
+		t.Ascend(start, w.takeEntry)
+		return
+	}
+	t.ScanFiltered(filter, w.takeEntry)
+}
+
+// backwardByGroup walks t's groups of equal keys from the last, each group
+// forward from its start; the next group is found walking backwards from
+// it, past the nodes and entries whose labels cannot match.
+func (w *walk) backwardByGroup(t *tree, skip func(sig uint32) bool, filter *cowtree.Filter[entry]) {
+	within := w.within
+	var cur entry
+	ok := false
+	next := func(e entry) bool {
+		if within != nil && compareEntry(e, within.lo) < 0 {
+			return false // below the range: no group left
+		}
+		if skip != nil && skip(e.sig) {
+			return w.visit()
+		}
+		cur, ok = e, true
+		return false
+	}
+	if within != nil {
+		// A range's bounds fall between keys here (not the creation
+		// tree): each group of equal keys is in it or out whole.
+		t.DescendFiltered(within.hi, filter, next)
+	} else {
+		t.ReverseFiltered(filter, next)
+	}
+	for ok {
+		if !exact(cur.a).ascendCounted(t, skip, w.takeEntry) {
+			break
+		}
+		ok = false
+		t.DescendFiltered(entry{a: cur.a, rec: before}, filter, next)
+	}
+}
+
+// sortingGroups walks t in either direction, gathers each group of equal
+// first keys and sorts it by the rest of the sort.
+func (w *walk) sortingGroups(t *tree, first sortKey, reverse bool, skip func(sig uint32) bool, filter *cowtree.Filter[entry]) {
+	var group []*Record
+	var groupKey model.Key
+	groupHas, more := false, true
+	flush := func() {
+		w.p.sort(group)
+		for _, r := range group {
+			if more = w.take(r); !more {
+				break
+			}
+		}
+		group = group[:0]
+	}
+	gather := func(e entry) bool {
+		if w.p.sigMiss(e.sig) || w.outside(e) {
+			return w.visit()
+		}
+		r := w.v.record(e)
+		k, has := r.sortKey(first.ix, first.desc)
+		if len(group) > 0 && (k != groupKey || has != groupHas) {
+			if flush(); !more {
+				return false
+			}
+		}
+		groupKey, groupHas = k, has
+		group = append(group, r)
+		return true
+	}
+	switch {
+	case w.within != nil && reverse:
+		w.within.descendCounted(t, skip, gather)
+	case w.within != nil:
+		w.within.ascendCounted(t, skip, gather)
+	case reverse:
+		t.ReverseFiltered(filter, gather)
+	default:
+		t.ScanFiltered(filter, gather)
+	}
+	if more && len(group) > 0 {
+		flush()
+	}
 }
 
 // idSet is a set of object ids: a bitmap, or a map when the ids are

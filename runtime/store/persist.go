@@ -5,67 +5,33 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
-	"time"
 
 	"github.com/hashicorp/go-memdb"
-	"github.com/svcrun/svc/runtime/store/dirlock"
-	"github.com/svcrun/svc/runtime/store/snapshot"
-	"github.com/svcrun/svc/runtime/store/wal"
+	"github.com/svcrun/svc/runtime/store/internal/durable/disk"
 )
 
 const (
-	snapshotDir   = "snapshots"
-	walDir        = "wal"
-	keepSnapshots = 2
-	loadBatch     = 1000 // objects per memdb transaction while loading
+	loadBatch = 1000 // objects per memdb transaction while loading
 )
 
-// recover takes the directory lock, loads the newest snapshot and replays
-// the log after it into raw tables.
+// recover opens the data directory's backend and restores everything it
+// committed into raw tables.
 func (s *Store) recover() error {
-	dir := s.opts.Dir
-	lock, err := dirlock.Acquire(dir)
+	d, err := disk.Open(disk.Options{Dir: s.opts.Dir, SnapshotBytes: s.opts.SnapshotBytes,
+		SegmentBytes: s.opts.SegmentBytes, FS: s.opts.WALFS, Logger: s.log})
 	if err != nil {
-		return fmt.Errorf("store: open %s: %w", dir, err)
+		return err
 	}
-	s.lock = lock
-	start := time.Now()
+	s.backend = d
 	l := newLoader(s)
 	defer l.stop() // on an early return; a no-op after finish
-	var size int64
-	seq, found, err := snapshot.Load(filepath.Join(dir, snapshotDir), func(kind byte, payload []byte) error {
-		size += int64(len(payload))
-		return l.apply(payload)
-	})
-	if err != nil {
-		if lerr := l.finish(); lerr != nil {
-			err = lerr // the insert that failed, not the load it stopped
-		}
-		return fmt.Errorf("store: load snapshot: %w", err)
-	}
-	s.snapBytes.Store(size)
-	fromSnapshot := l.n
-	w, err := wal.Open(filepath.Join(dir, walDir), wal.Options{SegmentSize: s.opts.SegmentBytes, Logger: s.log, Preallocate: true, FS: s.opts.WALFS})
-	if err != nil {
-		return fmt.Errorf("store: open log: %w", err)
-	}
-	s.wal = w
-	if w.LastSeq() < seq {
-		return fmt.Errorf("store: the log ends at record %d but the snapshot covers up to %d: log files are missing from %s", w.LastSeq(), seq, filepath.Join(dir, walDir))
-	}
-	err = w.Replay(seq, func(_ uint64, payload []byte) error { return l.apply(payload) })
+	err = d.Load(l.apply)
 	if lerr := l.finish(); lerr != nil {
-		err = lerr
+		// the insert that failed, not the load it stopped
+		return fmt.Errorf("store: restore: %w", lerr)
 	}
-	if err != nil {
-		return fmt.Errorf("store: replay log: %w", err)
-	}
-	s.logged = w.Size()
-	s.log.Info("store recovered", "dir", dir, "snapshot", found, "snapshotSeq", seq,
-		"fromSnapshot", fromSnapshot, "fromLog", l.n-fromSnapshot, "lastSeq", w.LastSeq(), "took", time.Since(start))
-	return nil
+	return err
 }
 
 // loader restores records into raw tables, without change tracking or
@@ -190,21 +156,14 @@ func (l *loader) stop() {
 	<-l.done
 }
 
-// startSnapshot runs on the committer after a batch: it notes the last
-// logged record, cuts the log so later records go to a new segment, and
-// writes memdb's point-in-time views in the background. Writers go on
-// meanwhile; the covered segments are deleted once the snapshot is durable.
+// startSnapshot runs on the committer after a batch, with nothing in
+// flight: it offers the backend memdb's point-in-time views of every
+// table, which the backend may write in the background while writers go
+// on (internal/durable/disk).
 func (s *Store) startSnapshot() {
-	if s.failure() != nil || !s.snapping.CompareAndSwap(false, true) {
+	if s.failure() != nil {
 		return
 	}
-	seq := s.wal.LastSeq()
-	if err := s.wal.Cut(); err != nil {
-		s.log.Error("snapshot: cut log", "err", err)
-		s.snapping.Store(false)
-		return
-	}
-	s.logged = 0
 	type view struct {
 		key string
 		db  *memdb.MemDB
@@ -213,56 +172,34 @@ func (s *Store) startSnapshot() {
 	for key, t := range *s.tables.Load() {
 		views = append(views, view{key, t.state.Load().db.Snapshot()})
 	}
-	s.snapWG.Add(1)
-	go func() {
-		defer s.snapWG.Done()
-		defer s.snapping.Store(false)
-		start := time.Now()
-		dir := filepath.Join(s.opts.Dir, snapshotDir)
-		n, size := 0, int64(0)
-		err := snapshot.Write(dir, seq, func(w *snapshot.Writer) error {
-			var buf []byte // Add copies, so one buffer serves every record
-			for _, v := range views {
-				it, err := v.db.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
-				if err != nil {
+	s.backend.Snapshot(func(add func(payload []byte) error) error {
+		var buf []byte // add copies, so one buffer serves every record
+		for _, v := range views {
+			it, err := v.db.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
+			if err != nil {
+				return err
+			}
+			for raw := it.Next(); raw != nil; raw = it.Next() {
+				buf = appendPut(buf[:0], v.key, raw.(*Record))
+				if err := add(buf); err != nil {
 					return err
 				}
-				for raw := it.Next(); raw != nil; raw = it.Next() {
-					buf = appendPut(buf[:0], v.key, raw.(*Record))
-					if err := w.Add(kindPut, buf); err != nil {
-						return err
-					}
-					n++
-					size += int64(len(buf))
-				}
 			}
-			return nil
-		})
-		if err != nil {
-			s.log.Error("snapshot failed; the log keeps every record", "err", err)
-			return
 		}
-		s.snapBytes.Store(size)
-		if err := s.wal.TruncateBefore(seq); err != nil {
-			s.log.Error("snapshot: truncate log", "err", err)
-		}
-		if err := snapshot.Prune(dir, keepSnapshots); err != nil {
-			s.log.Error("snapshot: prune", "err", err)
-		}
-		s.log.Info("snapshot written", "seq", seq, "objects", n, "took", time.Since(start))
-	}()
+		return nil
+	})
 }
 
 // Snapshot writes a snapshot now and waits for it (used at clean shutdown
 // to make the next start fast, and by tests).
 func (s *Store) Snapshot() error {
-	if s.wal == nil {
+	if s.backend == nil {
 		return nil
 	}
 	err := s.submit(context.Background(), &op{control: true, apply: func(*batch) error {
 		s.startSnapshot()
 		return nil
 	}})
-	s.snapWG.Wait()
+	s.backend.Wait()
 	return err
 }

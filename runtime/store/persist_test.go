@@ -331,3 +331,30 @@ func TestSnapshotsWaitForTheLogToMatchThem(t *testing.T) {
 		t.Errorf("after a restart and 20 small writes, %d snapshots were written, want only the one asked for", n)
 	}
 }
+
+// Load starts nothing: writes wait for Start and fail loudly before it,
+// and a store closed without starting releases its directory.
+func TestLoadThenStart(t *testing.T) {
+	dir := t.TempDir()
+	m := storetest.PersonModel()
+	s, err := store.Load(store.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(ctx, m); err == nil || !strings.Contains(err.Error(), "not started") {
+		t.Fatalf("Register before Start = %v, want a not-started error", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close without Start = %v", err)
+	}
+	s, err = store.Load(store.Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("Load after a Close without Start = %v", err)
+	}
+	defer s.Close()
+	s.Start()
+	s.Start() // a second call does nothing
+	if err := s.Register(ctx, m); err != nil {
+		t.Fatalf("Register after Start = %v", err)
+	}
+}

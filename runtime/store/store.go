@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
-	"github.com/svcrun/svc/runtime/store/dirlock"
+	"github.com/svcrun/svc/runtime/store/internal/durable"
 	"github.com/svcrun/svc/runtime/store/wal"
 	"github.com/svcrun/svc/runtime/watch"
 )
@@ -73,8 +73,9 @@ const (
 type Store struct {
 	opts Options
 	log  *slog.Logger
-	lock *dirlock.Lock
-	wal  *wal.Log // nil for a memory-only store
+	// backend makes writes durable (internal/durable); nil for a
+	// memory-only store.
+	backend durable.Backend
 
 	tablesMu sync.Mutex                        // serialises changes to tables
 	tables   atomic.Pointer[map[string]*table] // copy-on-write; readers load
@@ -98,16 +99,7 @@ type Store struct {
 	stop       chan struct{}
 	stopped    chan struct{}
 	closed     atomic.Bool
-
-	snapMu   sync.Mutex // one snapshot at a time
-	snapWG   sync.WaitGroup
-	snapping atomic.Bool
-	// logged is the record bytes logged since the last cut; only the
-	// committer touches it. A snapshot is due when it passes SnapshotBytes
-	// and snapBytes, the newest snapshot's record bytes: so snapshots cost
-	// at most one record written per record logged, however large the store.
-	logged    int64
-	snapBytes atomic.Int64
+	started    atomic.Bool
 
 	beforeLog atomic.Pointer[func()] // tests: runs before each log write
 	failApply atomic.Pointer[error]  // tests: the error the next apply fails with
@@ -169,10 +161,23 @@ type tableState struct {
 	reserved bool
 }
 
-// Open opens (or creates) the store in opts.Dir: it takes the directory
-// lock, loads the newest snapshot and replays the write-ahead log. Objects
-// are restored by name only; Register builds a model's indexes.
+// Open loads the store (Load) and starts it (Start): for tests and
+// one-shot tools, whose store lives as long as they do.
 func Open(opts Options) (*Store, error) {
+	s, err := Load(opts)
+	if err != nil {
+		return nil, err
+	}
+	s.Start()
+	return s, nil
+}
+
+// Load opens (or creates) the store in opts.Dir: it takes the directory
+// lock, loads the newest snapshot and replays the write-ahead log. Objects
+// are restored by name only; Register builds a model's indexes. It starts
+// no goroutine that outlives it: the store takes writes once its owner
+// calls Start, and Close releases it either way.
+func Load(opts Options) (*Store, error) {
 	if opts.SnapshotBytes <= 0 {
 		opts.SnapshotBytes = 64 << 20
 	}
@@ -213,20 +218,31 @@ func Open(opts Options) (*Store, error) {
 	s.health.Store(newHealth())
 	if opts.Dir != "" {
 		if err := s.recover(); err != nil {
-			if s.wal != nil {
-				s.wal.Close()
-			}
-			if s.lock != nil {
-				s.lock.Release()
+			if s.backend != nil {
+				s.backend.Close()
 			}
 			return nil, err
 		}
 	}
+	return s, nil
+}
+
+// Start starts the committer and the syncer, which run until Close. Load
+// only loads, so the owner (runtime/server) decides when the store's
+// goroutines start; until Start, every write and registration fails with
+// an error saying so. Calling it again does nothing.
+func (s *Store) Start() {
+	if s.closed.Load() || !s.started.CompareAndSwap(false, true) {
+		return
+	}
 	syncDone := make(chan struct{})
 	go s.syncer(syncDone)
 	go s.run(syncDone)
-	return s, nil
 }
+
+// errNotStarted: a write before Start would wait for a committer that
+// does not run.
+var errNotStarted = errors.New("store: not started (Load, then Start)")
 
 // Close stops the committer after the queued writes, waits for a running
 // snapshot, and closes the log. Watchers are dropped with watch.ErrClosed.
@@ -235,22 +251,22 @@ func (s *Store) Close() error {
 		return nil
 	}
 	close(s.stop)
-	<-s.stopped
-	s.snapWG.Wait()
+	if s.started.Load() {
+		<-s.stopped
+	}
+	if s.backend != nil {
+		s.backend.Wait()
+	}
 	s.probes.Wait()
 	for _, t := range *s.tables.Load() {
 		if h := t.state.Load().hub; h != nil {
 			h.Close()
 		}
 	}
-	var errs []error
-	if s.wal != nil {
-		errs = append(errs, s.wal.Close())
+	if s.backend != nil {
+		return s.backend.Close()
 	}
-	if s.lock != nil {
-		errs = append(errs, s.lock.Release())
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // tableFor returns the table for key, creating an empty raw one.
@@ -303,6 +319,9 @@ func (s *Store) Ready(m *model.Model) bool {
 func (s *Store) submit(ctx context.Context, o *op) error {
 	if s.closed.Load() {
 		return ErrClosed
+	}
+	if !s.started.Load() {
+		return errNotStarted
 	}
 	o.done = make(chan error, 1)
 	select {

@@ -1,5 +1,9 @@
 package store
 
+// This file frames records for the write-ahead log and snapshots (kind,
+// table, name, version, JSON, index keys). It is not runtime/codec, which
+// decodes request bodies.
+
 import (
 	"encoding/binary"
 	"errors"
