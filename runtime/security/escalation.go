@@ -30,25 +30,11 @@ func identityFrom(ctx context.Context) (authn.Identity, bool) {
 // token's roles' for a limited token.
 func (g *Guard) heldRules(id authn.Identity) []rbac.PolicyRule {
 	if id.Roles != nil {
-		roles := append(slices.Clone(id.Roles), rbac.AnonymousRole)
-		if id.Authenticated {
-			roles = append(roles, rbac.AuthenticatedRole)
-		}
-		return g.Rules.RulesFor(intersectBound(g.Rules.BoundRoles(id.User), roles))
+		// The same set authorization uses for a token: its roles that are
+		// in the owner's effective set now, with what flows into them.
+		return g.Rules.RulesFor(g.Rules.TokenRoles(id.User, id.Roles))
 	}
 	return g.Rules.RulesFor(g.Rules.EffectiveRoles(id.User))
-}
-
-// intersectBound keeps the token roles the user is still bound to, plus
-// the implicit roles.
-func intersectBound(bound, roles []string) []string {
-	var out []string
-	for _, r := range roles {
-		if r == rbac.AnonymousRole || r == rbac.AuthenticatedRole || slices.Contains(bound, r) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // GuardRoles makes the generic roles and rolebindings APIs refuse
