@@ -52,7 +52,7 @@ type Config struct {
 	// default the built-in roles.
 	KnownRoles []string
 	// Lenient reports the templates' soft issues (roles.Issue.Soft:
-	// breaches of SPEC.md's naming and ownership conventions, parts that
+	// breaches of the documented naming and ownership conventions, parts that
 	// grant nothing) through Warn instead of failing: for templates
 	// ported from Halo as they are.
 	Lenient bool
@@ -84,7 +84,7 @@ const (
 // declare everything twice.
 var retired = []string{"zz_generated.model.go"}
 
-// BuiltinRoles are the roles the service defines (CONTRACT §6).
+// BuiltinRoles are the roles the service defines (docs/api.md).
 var BuiltinRoles = []string{"super-role", "anonymous", "authenticated", "guest", "post-contributor", "post-author", "post-editor"}
 
 // packageName is cfg.Package, by default the base name of cfg.Out.

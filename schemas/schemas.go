@@ -5,7 +5,7 @@ package schemas
 import _ "embed"
 
 // Base is the envelope document: components.schemas.ObjectMeta describes
-// metadata (CONTRACT §2). apiVersion and kind are plain strings. The
+// metadata (docs/api.md). apiVersion and kind are plain strings. The
 // generator adds it to every model, and runtime/api/openapi serves it as
 // the ObjectMeta component.
 //

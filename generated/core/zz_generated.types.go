@@ -154,7 +154,7 @@ type PluginStatus struct {
 // PluginStatusPhase defines model for PluginStatus.Phase.
 type PluginStatusPhase string
 
-// PolicyRule What a role allows, matched as CONTRACT §6 says.
+// PolicyRule What a role allows, matched as docs/api.md says.
 type PolicyRule struct {
 	APIGroups       []string `json:"apiGroups,omitempty"`
 	NonResourceURLs []string `json:"nonResourceURLs,omitempty"`

@@ -20,8 +20,7 @@ type Options struct {
 	// Plugin is the plugin's name; template names start with "<Plugin>-"
 	// and UI permissions with "plugin:<Plugin>:".
 	Plugin string
-	// Brand is the brand domain of the labels and annotations (CONTRACT
-	// §1); empty means DefaultBrand.
+	// Brand is the brand domain of the labels and annotations (docs/operations.md); empty means DefaultBrand.
 	Brand string
 	// Served lists what the plugin serves: its models' plurals and
 	// "<plural>/status", and the resources of its custom routes.
@@ -62,7 +61,7 @@ type Issue struct {
 	// defines.
 	Warning bool
 	// Soft marks an issue that access control copes with: a breach of
-	// SPEC.md's conventions for plugin templates (a name without the
+	// the documented conventions for plugin templates (a name without the
 	// plugin's prefix, a rule on a resource the plugin does not serve, a
 	// dependency on an unknown role, a UI permission of another form) or
 	// a part that grants nothing (a rule that can never match, a label
@@ -100,7 +99,7 @@ func (i Issue) String() string {
 // "plugin:<plugin>:<scope>", carries a malformed dependencies or
 // ui-permissions annotation, or carries a label or annotation key that is
 // unprefixed or under the brand's prefixes without being one the service
-// defines (CONTRACT §2). Rules that can never match (mixed resource and
+// defines (docs/api.md). Rules that can never match (mixed resource and
 // URL rules, nonResourceURLs that only resource requests reach) are
 // refused too, since they grant nothing their author meant.
 func Check(ts []Template, opts Options) []Issue {
@@ -352,7 +351,7 @@ func (c *checker) rule(t *Template, i int) {
 				continue
 			}
 			hint := ""
-			// <plugin>/<plural>: SPEC.md's example form. (A plugin named
+			// <plugin>/<plural>: the documented example form. (A plugin named
 			// like its plural writes <plural>/<subresource> the same way.)
 			if rest, ok := strings.CutPrefix(res, c.opts.Plugin+"/"); ok && c.served[Served{Group: g, Resource: rest}] {
 				hint = "; rules name <plural> as in the path, not <plugin>/<plural> (docs/plugins.md)"
@@ -438,7 +437,7 @@ func (c *checker) roleNames() []string {
 
 // urlProblem returns why a nonResourceURL can never match, or "". Under
 // /api and /apis only short paths and POST <plural>/<name> are
-// non-resource requests (CONTRACT §6), so a URL deeper than that only
+// non-resource requests (docs/api.md), so a URL deeper than that only
 // ever meets resource requests.
 func urlProblem(u string, verbs []string) string {
 	if u != rbac.All && !strings.HasPrefix(u, "/") {
@@ -467,7 +466,7 @@ func urlProblem(u string, verbs []string) string {
 	return ""
 }
 
-// validName is SPEC.md's metadata.name rule.
+// validName is the documented metadata.name rule.
 func validName(s string) bool {
 	if s == "" || len(s) > 253 {
 		return false

@@ -49,7 +49,7 @@ func valid() Template {
 }
 
 // A plugin named like its plural writes <plural>/<subresource>, which
-// looks like SPEC.md's <plugin>/<plural>: only a served plural after the
+// looks like the documented <plugin>/<plural>: only a served plural after the
 // plugin's name earns the hint.
 func TestPluginNamedLikeItsPluralGetsNoPluginPluralHint(t *testing.T) {
 	opts := exampleOptions
@@ -97,7 +97,7 @@ func TestCheckRefusals(t *testing.T) {
 			t.Rules[0].APIGroups, t.Rules[0].Resources = []string{"other.example.com"}, []string{"persons"}
 		}, 10, `in group "other.example.com"`},
 		{"core resource", func(t *Template) { t.Rules[0].APIGroups, t.Rules[0].Resources = []string{""}, []string{"persons"} }, 10, `in group ""`},
-		{"SPEC.md's plugin/plural form", func(t *Template) { t.Rules[0].Resources = []string{"example/persons"} }, 10, "not <plugin>/<plural>"},
+		{"the documented plugin/plural form", func(t *Template) { t.Rules[0].Resources = []string{"example/persons"} }, 10, "not <plugin>/<plural>"},
 		{"resource rule without groups", func(t *Template) { t.Rules[0].APIGroups = nil }, 10, "needs apiGroups and resources"},
 		{"mixed rule", func(t *Template) { t.Rules[2].Resources = []string{"persons"} }, 16, "mixes nonResourceURLs"},
 		{"URL under a resource path", func(t *Template) {

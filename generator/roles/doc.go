@@ -1,6 +1,5 @@
 // Package roles reads a plugin's role templates from its extensions folder
-// at generate time, checks them against the rules of SPEC.md and CONTRACT
-// §1, §2 and §6, and renders the plugin's access matrix.
+// at generate time, checks them against the rules of docs/api.md, and renders the plugin's access matrix.
 //
 // Load reads the Role documents of every *.yaml and *.yml file in one
 // folder (not recursive, as Halo scans extensions/*.{yaml,yml}); Check

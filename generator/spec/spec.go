@@ -29,7 +29,7 @@ const (
 
 // Options configure Load.
 type Options struct {
-	// Brand is the brand domain whose groups are reserved (CONTRACT §1).
+	// Brand is the brand domain whose groups are reserved (docs/operations.md).
 	Brand string
 	// Core allows reserved groups: the service's own models use them.
 	Core bool
@@ -72,7 +72,7 @@ type Operation struct {
 	Group   string
 	Version string
 	// Resource is what RBAC rules name for the path: "<resource>" or
-	// "<resource>/<subresource>" (CONTRACT §6).
+	// "<resource>/<subresource>" (docs/api.md).
 	Resource string
 }
 
@@ -277,7 +277,7 @@ func checkDuplicates(d *diags, models []*Model) {
 	}
 }
 
-// BasePath is where a model's collection is served (CONTRACT §3).
+// BasePath is where a model's collection is served (docs/api.md).
 func (m *Model) BasePath() string {
 	if m.Group == "" {
 		return "/api/" + m.Version + "/" + m.Plural

@@ -605,7 +605,7 @@ func TestWatchPingsFindDeadClients(t *testing.T) {
 // create leaves out, on both decode paths (the generated schema validator
 // and the plain typed decode). Updates, patches and status writes are not
 // defaulted again: the stored object's empty lists read as absent, and an
-// identical write must stay a no-op (CONTRACT §2).
+// identical write must stay a no-op (docs/api.md).
 func TestDefaultsFillAbsentFields(t *testing.T) {
 	defaults := &model.Defaults{Props: map[string]*model.Defaults{"spec": {Props: map[string]*model.Defaults{
 		"age":  {Value: json.RawMessage(`18`)},

@@ -21,13 +21,13 @@ import (
 	"github.com/svcrun/svc/runtime/store"
 )
 
-// modelAPI serves the generic CRUD routes of one model (CONTRACT §3).
+// modelAPI serves the generic CRUD routes of one model (docs/api.md).
 type modelAPI struct {
 	s *Server
 	m *model.Model
 }
 
-// Handlers are one model's CRUD operations (CONTRACT §3). Route
+// Handlers are one model's CRUD operations (docs/api.md). Route
 // functions, generated or DefaultRoutes, mount them; each reads the
 // object name from the :name path parameter.
 type Handlers struct {
@@ -110,7 +110,7 @@ func (a *modelAPI) list(c *gin.Context) error {
 }
 
 func (a *modelAPI) get(c *gin.Context) error {
-	// One object is watched with an upgrade only (CONTRACT §3): access
+	// One object is watched with an upgrade only (docs/api.md): access
 	// control reads ?watch=true on a collection alone, so here it asked
 	// for get, and a get it is.
 	if c.IsWebsocket() {
@@ -265,7 +265,7 @@ func pathMismatch(got, name string) object.FieldErrors {
 
 // decodeFor reads and decodes the body of a write to the object named
 // name: its metadata.name must be name. A mismatch is reported with every
-// other violation of the body (CONTRACT §5), whether the body decodes or
+// other violation of the body (docs/api.md), whether the body decodes or
 // not; stored is whether the body is what gets stored (not so for the
 // status subresource), so that the store's checks apply to it.
 func (a *modelAPI) decodeFor(c *gin.Context, name string, stored bool) (object.Object, []byte, error) {
@@ -360,8 +360,8 @@ func (a *modelAPI) updateStatus(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	// The body's version is the precondition, as for any update (CONTRACT
-	// §2: a missing one is a conflict); the store checks it.
+	// The body's version is the precondition, as for any update (docs/api.md:
+	// a missing one is a conflict); the store checks it.
 	v := obj.GetEnvelope().Metadata.Version
 	if v == nil {
 		return &store.ConflictError{Kind: a.m.GVK().String(), Name: name, Reason: "metadata.version is required for an update"}

@@ -173,7 +173,7 @@ func everyViolation(m *model.Model, data []byte, err error) object.FieldErrors {
 }
 
 // checkIdentity refuses an apiVersion or kind given as "", which decodes
-// like an absent one but names no model (CONTRACT §2), with every other
+// like an absent one but names no model (docs/api.md), with every other
 // violation of the object. The store fills in absent ones and checks the
 // others.
 func checkIdentity(m *model.Model, obj object.Object, data []byte) error {

@@ -26,7 +26,7 @@ import (
 	"github.com/svcrun/svc/runtime/store"
 )
 
-// DefaultMaxBodyBytes is the request body limit (CONTRACT §5).
+// DefaultMaxBodyBytes is the request body limit (docs/api.md).
 const DefaultMaxBodyBytes = 3 << 20
 
 // Options configure a Server.

@@ -1,4 +1,4 @@
-// Package authn establishes who sent a request (CONTRACT §6,
+// Package authn establishes who sent a request (docs/api.md,
 // "Authentication"): HTTP Basic against the User objects' bcrypt password
 // hashes, and Bearer personal access tokens looked up by their SHA-256.
 // Authorization is the rbac package's job; authn only says who it is and,

@@ -1,6 +1,6 @@
 // Package authz keeps an rbac.Resolver in step with the Role and
 // RoleBinding objects of the store (Sync), so that a change to a role or a
-// binding takes effect on the next request (CONTRACT §6).
+// binding takes effect on the next request (docs/api.md).
 //
 // It watches both models with initial events, turns each object into the
 // resolver's view (rbac.Role, rbac.Binding) and applies it; a watch dropped

@@ -13,7 +13,7 @@ import (
 
 // Progress records how far Sync has applied the stored roles and
 // bindings, so that a write of either can wait until the resolver decides
-// with it (CONTRACT §6: changes take effect on the next request).
+// with it (docs/api.md: changes take effect on the next request).
 type Progress struct {
 	mu      sync.Mutex
 	applied map[string]map[string]mark // kind → name → state applied

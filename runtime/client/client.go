@@ -1,6 +1,6 @@
 // Package client is the typed, in-process client of one model that
 // controllers and custom APIs use: the same operations as the HTTP API
-// (CONTRACT §3), on the store directly, with typed objects. Generated
+// (docs/api.md), on the store directly, with typed objects. Generated
 // packages return a *Client[*Kind] per model.
 package client
 
@@ -44,7 +44,7 @@ func (c *Client[T]) Decode(rec *store.Record) (T, error) { return c.decode(rec) 
 // Model returns the client's model.
 func (c *Client[T]) Model() *model.Model { return c.m }
 
-// ListOptions select, sort and page a list (CONTRACT §4). Selector terms are
+// ListOptions select, sort and page a list (docs/api.md). Selector terms are
 // in the URL syntax: "team=a", "!legacy", "spec.age=30". Size 0 means all.
 type ListOptions struct {
 	LabelSelector []string

@@ -31,7 +31,7 @@ func (e *Error) Error() string {
 }
 
 // IdentityErrors reports the apiVersion and kind a body gives (nil: none)
-// that are not m's. The body must name the URL's model (CONTRACT §2), and
+// that are not m's. The body must name the URL's model (docs/api.md), and
 // "" names none. An absent one is the schema's to require, or the store's
 // to fill in for models without a schema.
 func IdentityErrors(m *model.Model, apiVersion, kind *string) object.FieldErrors {
@@ -107,7 +107,7 @@ func decode(m *model.Model, data []byte, fresh bool) (object.Object, error) {
 			return nil, &Error{Detail: fmt.Sprintf("cannot decode the object: %v", err)}
 		}
 	}
-	// Every violation at once (CONTRACT §5): the metadata rules the store
+	// Every violation at once (docs/api.md): the metadata rules the store
 	// would check next, on the document, since the object did not decode.
 	errs.Merge(metadataErrors(doc))
 	return nil, &Error{Detail: "the object is invalid; see errors", Fields: errs}

@@ -15,7 +15,7 @@ import (
 // PatchType is the media type of a patch.
 type PatchType string
 
-// The patch media types the API accepts (CONTRACT §3).
+// The patch media types the API accepts (docs/api.md).
 const (
 	JSONPatch  PatchType = "application/json-patch+json"  // RFC 6902
 	MergePatch PatchType = "application/merge-patch+json" // RFC 7386

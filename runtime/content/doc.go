@@ -1,4 +1,4 @@
-// Package content is the built-in content module (CONTRACT §6): the Post
+// Package content is the built-in content module (docs/api.md): the Post
 // model in group content.<brand> and the user-centre API under
 // uc.api.content.<brand>, which gives the built-in roles post-contributor,
 // post-author and post-editor their meaning.

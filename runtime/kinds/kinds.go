@@ -4,7 +4,7 @@
 // providers, notification reason types and templates, storage policy
 // templates and groups. A real plugin's files hold them next to its role
 // templates (13 of the 16 plugins in the corpus do), so without them such
-// a plugin could not start (CONTRACT §1: Halo's files load unmodified;
+// a plugin could not start (docs/operations.md: Halo's files load unmodified;
 // §7: an unknown kind fails the start).
 //
 // The service stores and serves them like any model, super-admin only

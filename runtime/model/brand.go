@@ -8,7 +8,7 @@ import (
 
 // InBrand reports whether domain is the brand's domain or one of its
 // subdomains: the label and annotation prefixes and the API groups that
-// SPEC.md reserves for the service.
+// docs/api.md reserves for the service.
 func InBrand(domain, brand string) bool {
 	return domain == brand || strings.HasSuffix(domain, "."+brand)
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Length limits of the name and label rules (CONTRACT §2). Unexported names
+// Length limits of the name and label rules (docs/api.md). Unexported names
 // in this file carry a "rule" prefix so they stay clear of the rest of the
 // package.
 const (

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Metadata is the metadata every object carries (CONTRACT §2). The server
+// Metadata is the metadata every object carries (docs/api.md). The server
 // owns Version, CreationTimestamp and DeletionTimestamp: values a client sends
 // for them are ignored, except that an update must carry the current Version.
 type Metadata struct {

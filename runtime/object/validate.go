@@ -12,7 +12,7 @@ import (
 const generatedSuffixSample = "aaaaaaaa"
 
 // ValidateMetadata checks the client-settable metadata of m against the
-// syntax rules (CONTRACT §2) and appends every violation to errs. An empty
+// syntax rules (docs/api.md) and appends every violation to errs. An empty
 // name is allowed when generateName is set; the store fills the name in.
 func ValidateMetadata(m *Metadata, errs *FieldErrors) {
 	switch {

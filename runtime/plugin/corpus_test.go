@@ -49,7 +49,7 @@ func TestLoadCorpusFiles(t *testing.T) {
 		got, err := plugin.LoadExtensions(os.DirFS(dir), plugin.LoadOptions{Plugin: name, Brand: "halo.run", Lookup: anyKind})
 		if name == "plugin-oauth2" {
 			// Its AuthProviders carry auth.halo.run/auth-binding, a key
-			// under the brand that the service does not define (CONTRACT §2).
+			// under the brand that the service does not define (docs/api.md).
 			if err == nil || !strings.Contains(err.Error(), "auth-provider.yaml: document 1, AuthProvider github: metadata.labels[auth.halo.run/auth-binding]") {
 				t.Errorf("plugin-oauth2: err = %v, want the reserved auth.halo.run key refused", err)
 			}
@@ -79,8 +79,8 @@ func TestLoadCorpusFiles(t *testing.T) {
 // roles are served (runtime/kinds), so every plugin starts and its objects
 // are created, labelled with the plugin, in their Halo groups; except
 // plugin-oauth2, whose AuthProviders carry a label key under halo.run that
-// the service does not define (CONTRACT §2), which fails it with a message
-// naming the file and object (CONTRACT §7) while the others, and the
+// the service does not define (docs/api.md), which fails it with a message
+// naming the file and object (docs/plugins.md) while the others, and the
 // server, keep going.
 func TestCorpusPluginsUnderHaloBrand(t *testing.T) {
 	var plugins []plugin.Plugin

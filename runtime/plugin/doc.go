@@ -5,7 +5,7 @@
 //
 // The Manager keeps one Plugin object per plugin (/api/v1alpha1/plugins)
 // and starts or stops each plugin as its spec.enabled says, at start-up and
-// whenever the object changes (CONTRACT §7). A start applies the plugin's
+// whenever the object changes (docs/plugins.md). A start applies the plugin's
 // declarations in order — models reserved (their routes answer 503),
 // custom routes mounted behind a 503 gate, indexes built, extension files
 // written, runnables started — and reports status.phase STARTED; a failing

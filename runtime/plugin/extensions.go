@@ -61,7 +61,7 @@ type LoadOptions struct {
 }
 
 // LoadExtensions reads every .yaml and .yml file at the root of fsys, in
-// name order, and returns their documents (CONTRACT §7). Files may hold
+// name order, and returns their documents (docs/plugins.md). Files may hold
 // several documents, comments only, or no trailing newline. Each document
 // is typed by apiVersion and kind, or by groupVersion and kind for
 // earlier-generation files whose fields sit directly under the object.
@@ -304,7 +304,7 @@ func rewriteBrand(md map[string]any, brand string) {
 }
 
 // checkKeys refuses label and annotation keys a plugin may not use
-// (CONTRACT §2): unprefixed keys, and keys under the brand's domains other
+// (docs/api.md): unprefixed keys, and keys under the brand's domains other
 // than the ones the service defines.
 func checkKeys(md map[string]any, brand string) error {
 	var bad []string

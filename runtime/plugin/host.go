@@ -43,7 +43,7 @@ type routeDecl struct {
 // Name is the plugin's name.
 func (h *Host) Name() string { return h.name }
 
-// Brand is the brand domain the server runs under (CONTRACT §1).
+// Brand is the brand domain the server runs under (docs/operations.md).
 func (h *Host) Brand() string { return h.brand }
 
 // Logger is the plugin's logger.
@@ -90,8 +90,8 @@ func (h *Host) Model(m *model.Model, routes api.ModelRoutes) {
 // generation, only "<version>" (mounted under
 // /apis/plugin.api.<brand>/<version>/plugins/<plugin> and
 // /apis/api.plugin.<brand>/<version>/plugins/<plugin>). Routes without a
-// version are ignored with a warning (SPEC: a controller without an API
-// version declaration is ignored). Paths given to the router are relative
+// version are ignored with a warning (a controller without an API
+// version declaration is ignored, docs/plugins.md). Paths given to the router are relative
 // to that prefix, e.g. r.GET("/persons/:name/greeting", …). The routes go
 // through access control like every other path, and answer 503 until the
 // plugin has started.

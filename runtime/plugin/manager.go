@@ -57,7 +57,7 @@ type Options struct {
 
 // Manager runs the plugins of a server: it keeps one Plugin object per
 // plugin and starts or stops each plugin as its spec.enabled says, at
-// start-up and whenever the object changes (CONTRACT §7).
+// start-up and whenever the object changes (docs/plugins.md).
 type Manager struct {
 	opts   Options
 	log    *slog.Logger
@@ -339,7 +339,7 @@ func (in *instance) start(ctx context.Context) (err error) {
 	}
 	_, core := in.p.(Core)
 	for _, d := range h.models {
-		// The /api prefix is the service's (SPEC.md): a plugin model in the
+		// The /api prefix is the service's (docs/api.md): a plugin model in the
 		// empty group is refused. Groups under the brand are reserved too,
 		// but Halo's own plugins live in core.halo.run, and serving them
 		// there under --brand-domain halo.run is what lets Halo's clients

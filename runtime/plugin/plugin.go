@@ -26,7 +26,7 @@ type Plugin interface {
 	Start(ctx context.Context, h *Host) error
 }
 
-// Extender is a plugin that ships extension files (CONTRACT §7): the
+// Extender is a plugin that ships extension files (docs/plugins.md): the
 // .yaml/.yml files at the root of the returned file system, usually an
 // embedded extensions/ folder, are created when the plugin starts.
 type Extender interface {

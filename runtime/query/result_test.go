@@ -62,7 +62,7 @@ func TestNewListResult(t *testing.T) {
 			if r.Total != tc.total {
 				t.Errorf("NewListResult(page %d, size %d, total %d): got total %d", tc.page, tc.size, tc.total, r.Total)
 			}
-			// The CONTRACT §4 identities hold for every input.
+			// The docs/api.md identities hold for every input.
 			if r.First != !r.HasPrevious || r.Last != !r.HasNext || r.HasNext != (int64(r.Page) < r.TotalPages) || r.HasPrevious != (r.Page > 1) {
 				t.Errorf("NewListResult(page %d, size %d, total %d): inconsistent flags %+v", tc.page, tc.size, tc.total, got)
 			}

@@ -1,5 +1,5 @@
 // Package rbac decides whether a request is allowed by a set of role rules
-// (CONTRACT §6).
+// (docs/api.md).
 //
 // It holds the wire type of a role rule (PolicyRule), the request-info
 // parser that turns a method, path, query and upgrade flag into the
@@ -15,6 +15,6 @@
 //
 // Parsing follows Kubernetes' apiserver request info and Halo's
 // RequestInfoFactory; matching follows Halo's RbacRequestEvaluation with
-// two of its quirks fixed as CONTRACT §6 asks: every resourceNames entry is
+// two of its quirks fixed as docs/api.md asks: every resourceNames entry is
 // tried, and "*/sub" matches a subresource of any resource.
 package rbac

@@ -78,7 +78,7 @@ func TestParseRequestInfo(t *testing.T) {
 		// Halo RequestInfoResolverTest
 		{"halo watch=TRUE", "GET", "/api/v1/posts?watch=TRUE", false, api("watch", "posts", "", "", "", "posts")},
 		{"halo all=true collection", "DELETE", "/api/v1/nodes?all=true", false, api("deletecollection", "nodes", "", "", "", "nodes")},
-		// Halo reads ?all=true for deletecollection; CONTRACT §6 uses the
+		// Halo reads ?all=true for deletecollection; docs/api.md uses the
 		// collection path instead.
 		{"all=false collection is still deletecollection", "DELETE", "/api/v1/namespaces?all=false", false, api("deletecollection", "namespaces", "", "", "", "namespaces")},
 		{"all=true object is still delete", "DELETE", "/api/v1/posts/foo?all=true", false, api("delete", "posts", "foo", "", "", "posts", "foo")},
@@ -93,7 +93,7 @@ func TestParseRequestInfo(t *testing.T) {
 		{"halo empty segment dropped", "POST", "/api/v1//categories", false, api("create", "categories", "", "", "", "categories")},
 		{"halo unknown method", "UPDATE", "/api/v1/posts/aName", false, api("", "posts", "aName", "", "", "posts", "aName")},
 
-		// CONTRACT §6
+		// docs/api.md
 		{"websocket object", "GET", "/apis/people.example.com/v1alpha1/persons/ann", true,
 			apis("people.example.com", "v1alpha1", "watch", "persons", "ann", "", "", "persons", "ann")},
 		{"websocket subresource stays get", "GET", "/apis/people.example.com/v1alpha1/persons/ann/greeting", true,

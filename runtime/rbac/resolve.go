@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 )
 
-// Names of the roles every requester holds (CONTRACT §6).
+// Names of the roles every requester holds (docs/api.md).
 const (
 	// AnonymousRole is held by every requester, signed in or not.
 	AnonymousRole = "anonymous"
@@ -410,7 +410,7 @@ func (r *Resolver) compileLocked(bound []string, signedIn bool) *compiledSet {
 	return c
 }
 
-// closureLocked returns the live roles reached from start (CONTRACT §6):
+// closureLocked returns the live roles reached from start (docs/api.md):
 // the named roles, then to a fixed point each role's dependencies and the
 // roles aggregated into it. A name without a live role (missing, or being
 // deleted) grants nothing and leads nowhere, as in Halo, which expands

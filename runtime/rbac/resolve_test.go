@@ -90,7 +90,7 @@ func TestEffectiveRoles(t *testing.T) {
 		{"implicit roles expand", []Role{role(AuthenticatedRole, []string{"own"}, nil), role("own", nil, nil)},
 			nil, "u", []string{AuthenticatedRole, "own"}},
 
-		// Aggregation, to a fixed point (CONTRACT §6).
+		// Aggregation, to a fixed point (docs/api.md).
 		{"aggregate into bound role", []Role{role("editor", nil, nil), role("tpl", nil, []string{"editor"})},
 			[]string{"editor"}, "u", []string{"editor", "tpl"}},
 		{"aggregate into anonymous", []Role{role(AnonymousRole, nil, nil), role("public", nil, []string{AnonymousRole})},

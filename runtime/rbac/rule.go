@@ -22,7 +22,7 @@ const (
 )
 
 // ResourceVerbs returns the verbs a role template may name, "*" included,
-// in the order SPEC.md lists them.
+// in the order docs/api.md lists them.
 func ResourceVerbs() []string {
 	return []string{VerbCreate, VerbDelete, VerbDeleteCollection, VerbGet, VerbList, VerbPatch, VerbUpdate, VerbWatch, All}
 }

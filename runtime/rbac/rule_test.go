@@ -59,7 +59,7 @@ func TestRuleAllows(t *testing.T) {
 		{"trailing stars stripped", PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/swagger-ui/**"}}, nonRes("get", "/swagger-ui/index.html"), true},
 		{"prefix without slash", PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/swagger*"}}, nonRes("get", "/swagger-ui/"), true},
 
-		// resourceNames (Halo RbacRequestEvaluationTest and CONTRACT §6)
+		// resourceNames (Halo RbacRequestEvaluationTest and docs/api.md)
 		{"names: second entry tried", PolicyRule{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"posts"}, ResourceNames: []string{"a", "b"}}, res("get", "", "posts", "", "b", ""), true},
 		{"names: none match", PolicyRule{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"posts"}, ResourceNames: []string{"a", "b"}}, res("get", "", "posts", "", "c", ""), false},
 		{"names: empty list is any", PolicyRule{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"posts"}}, res("get", "", "posts", "", "c", ""), true},
@@ -324,7 +324,7 @@ func FuzzRuleAllows(f *testing.F) {
 	})
 }
 
-// referenceAllows is CONTRACT §6 written the obvious, allocating way.
+// referenceAllows is docs/api.md written the obvious, allocating way.
 func referenceAllows(r *PolicyRule, info *RequestInfo) bool {
 	has := func(list []string, v string) bool {
 		for _, x := range list {

@@ -111,7 +111,7 @@ func TestTokenGrantsNoMoreThanItsRoles(t *testing.T) {
 
 // TestChangesTakeEffectOnTheNextRequest: a write of a role or a binding is
 // answered only once access control decides with it, so the very next
-// request sees it (CONTRACT §6), with no waiting by the client.
+// request sees it (docs/api.md), with no waiting by the client.
 func TestChangesTakeEffectOnTheNextRequest(t *testing.T) {
 	e := newEnv(t, adminPW)
 	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
@@ -307,7 +307,7 @@ func TestNoEscalationThroughAggregation(t *testing.T) {
 }
 
 // TestBuiltinRolesCannotBeChanged: the rules of every built-in role are
-// the service's (CONTRACT §6); an administrator cannot change or delete
+// the service's (docs/api.md); an administrator cannot change or delete
 // them either, so /healthz stays public and no plugin API reaches every
 // signed-in user.
 func TestBuiltinRolesCannotBeChanged(t *testing.T) {
@@ -483,7 +483,7 @@ func TestDeletedUserLeavesNothingBehind(t *testing.T) {
 }
 
 // TestConsoleBodiesAreStrict: the console API refuses what the generic
-// API refuses (CONTRACT §5), naming the field, and changes nothing.
+// API refuses (docs/api.md), naming the field, and changes nothing.
 func TestConsoleBodiesAreStrict(t *testing.T) {
 	e := newEnv(t, adminPW)
 	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }

@@ -1,4 +1,4 @@
-// Package security puts access control in front of the API (CONTRACT §5,
+// Package security puts access control in front of the API (docs/api.md,
 // §6): it loads the built-in roles, creates the first administrator,
 // authenticates and authorises every request, and serves the console API
 // of users, permissions and personal access tokens.

@@ -28,7 +28,7 @@ import (
 )
 
 // Console serves the console API of users, permissions and personal access
-// tokens under /apis/api.console.<brand>/v1alpha1 (CONTRACT §6), in Halo's
+// tokens under /apis/api.console.<brand>/v1alpha1 (docs/api.md), in Halo's
 // shapes. Access to each route is decided by the guard before it runs.
 type Console struct {
 	Users    *core.UserClient
@@ -168,7 +168,7 @@ func (k *Console) getPermissions(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	// Effective roles exactly as CONTRACT §6 closes them, for the super
+	// Effective roles exactly as docs/api.md closes them, for the super
 	// administrator too (Halo lists every role there; its "*" rules and
 	// ui-permission already say it all).
 	perms, err := k.roleObjects(c, k.Rules.EffectiveRoles(name))

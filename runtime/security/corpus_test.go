@@ -3,7 +3,7 @@ package security_test
 // Corpus acceptance test for access control: every Role template of the
 // real Halo plugins in shared/corpus/halo-plugins is loaded, unmodified,
 // into a server running under brand halo.run, and a table of requests,
-// derived by hand from the templates' rules and CONTRACT §6, is checked
+// derived by hand from the templates' rules and docs/api.md, is checked
 // over HTTP.
 //
 // How a decision is observed: the guard runs before routing, so a denied
@@ -202,7 +202,7 @@ const manageConfigMaps = `{"apiVersion":"v1alpha1","kind":"Role",
  "metadata":{"name":"role-template-manage-configmaps","labels":{"halo.run/role-template":"true"}},
  "rules":[{"apiGroups":[""],"resources":["configmaps"],"verbs":["create","patch","update","delete","deletecollection"]}]}`
 
-// accessRow is one request and the decision CONTRACT §6 gives for it.
+// accessRow is one request and the decision docs/api.md gives for it.
 type accessRow struct {
 	plugin string
 	user   string // "" is an anonymous caller
@@ -512,7 +512,7 @@ var corpusRows = []accessRow{
 		"the real route is plugins/migrations in api.plugin.halo.run: not what the template names"},
 }
 
-// builtinRows check the built-in roles under halo.run (CONTRACT §6).
+// builtinRows check the built-in roles under halo.run (docs/api.md).
 var builtinRows = []accessRow{
 	{"built-in", "", "GET", "/healthz", nil, true, "anonymous: get /healthz"},
 	{"built-in", "", "GET", "/readyz", nil, true, "anonymous: get /readyz"},
@@ -578,7 +578,7 @@ func TestCorpusAccessControl(t *testing.T) {
 	// plugin-migrate's role-template-migration, is shipped with
 	// metadata.deletionTimestamp (so that Halo deletes the template older
 	// versions created). The API ignores server-managed fields in a body
-	// (CONTRACT §2), so it is created as a live role: we create it and
+	// (docs/api.md), so it is created as a live role: we create it and
 	// check both states, live below and deleted at the end (a finalizer
 	// keeps it readable with its deletionTimestamp).
 	for _, d := range roles {
@@ -597,7 +597,7 @@ func TestCorpusAccessControl(t *testing.T) {
 			}
 			_ = json.Unmarshal(b, &created)
 			if ts, ok := created.Metadata["deletionTimestamp"]; ok {
-				t.Errorf("%s: the deletionTimestamp of the body was stored (%v); CONTRACT §2 says it is ignored", d, ts)
+				t.Errorf("%s: the deletionTimestamp of the body was stored (%v); docs/api.md says it is ignored", d, ts)
 			}
 		}
 	}
@@ -679,7 +679,7 @@ func TestCorpusAccessControl(t *testing.T) {
 	}
 
 	// role-template-migration as shipped: deleted. A finalizer keeps it
-	// stored with its deletionTimestamp; CONTRACT §6: it grants nothing.
+	// stored with its deletionTimestamp; docs/api.md: it grants nothing.
 	const migration = corpusRoles + "/role-template-migration"
 	st, b := s.send("admin", "GET", migration, nil, "")
 	if st != http.StatusOK {

@@ -14,7 +14,7 @@ import (
 
 const identityKey = "svc.identity"
 
-// Challenge is the WWW-Authenticate header of every 401 (CONTRACT §5).
+// Challenge is the WWW-Authenticate header of every 401 (docs/api.md).
 const Challenge = `Basic realm="svc"`
 
 // Guard authenticates and authorises every request before routing, so a
@@ -34,7 +34,7 @@ func (g *Guard) Check(c *gin.Context) error {
 	}
 	id, err := g.Authn.AuthenticateFrom(c.Request.Context(), c.Request.Header, c.Request.RemoteAddr)
 	if err != nil {
-		// A 401 is for requests that need credentials (CONTRACT §5): a
+		// A 401 is for requests that need credentials (docs/api.md): a
 		// public path (/healthz for a probe with stale credentials) is
 		// served as to anyone, which also makes it no password oracle.
 		if anon := (authn.Identity{}); g.allows(anon, &info) {

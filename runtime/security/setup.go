@@ -97,9 +97,9 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	progress := authz.NewProgress()
 	settle := func(ctx context.Context) error { return progress.WaitCurrent(ctx, rc, bc) }
 	roles.Settled, bindings.Settled = settle, settle
-	// SPEC.md: the super administrator's role cannot be edited or deleted.
+	// docs/api.md: the super administrator's role cannot be edited or deleted.
 	// Nor can the other built-in roles, whose rules are the service's
-	// (CONTRACT §6): deleting anonymous would close /healthz, and widening
+	// (docs/api.md): deleting anonymous would close /healthz, and widening
 	// authenticated would hand every user a plugin's API.
 	roles.Protected = func(name string) bool { return slices.Contains(builtin, name) }
 	s.Settle = settle

@@ -10,10 +10,10 @@ import (
 	"github.com/svcrun/svc/runtime/model"
 )
 
-// DefaultBrand is the brand domain when none is configured (CONTRACT §1).
+// DefaultBrand is the brand domain when none is configured (docs/operations.md).
 const DefaultBrand = model.DefaultBrand
 
-// Flags are the command-line settings (CONTRACT §8).
+// Flags are the command-line settings (docs/operations.md).
 type Flags struct {
 	Addr        string
 	DataDir     string

@@ -152,7 +152,7 @@ func qualifyID(id, plugin string) string {
 // customPaths is the part of a plugin's document that the generic
 // document lacks: its custom API paths and the components they reach. A
 // version-only route, documented under plugin.api.<brand>, is served under
-// api.plugin.<brand> too (CONTRACT §7), and documented there as well.
+// api.plugin.<brand> too (docs/plugins.md), and documented there as well.
 func customPaths(base *openapi3.T, raw []byte, brand string) (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(raw)

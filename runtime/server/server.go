@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/svcrun/svc/runtime/api"
-	_ "github.com/svcrun/svc/runtime/content" // the built-in content module (CONTRACT §6)
+	_ "github.com/svcrun/svc/runtime/content" // the built-in content module (docs/api.md)
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/plugin"
 	"github.com/svcrun/svc/runtime/server/accesslog"

@@ -1,5 +1,5 @@
 // Package openapi describes the served HTTP API as one OpenAPI 3.0 document
-// (CONTRACT §3, §4, §5, §8).
+// (docs/api.md, §4, §5, §8).
 //
 // Build writes, for every registered *model.Model, the generic CRUD paths
 // (list, watch, create, delete-collection, get, update, patch, delete and

@@ -152,7 +152,7 @@ const docDescription = "The generic CRUD API of every served model and the core 
 	"Errors are RFC 7807 problem documents (application/problem+json). " +
 	"Lists carry exactly the nine fields page, size, total, items, first, last, hasNext, hasPrevious and totalPages."
 
-// basePath is where a model's collection is served (CONTRACT §3).
+// basePath is where a model's collection is served (docs/api.md).
 func basePath(m *model.Model) string {
 	if m.Group == "" {
 		return "/api/" + m.Version + "/" + m.Plural
@@ -256,7 +256,7 @@ func sharedComponents(meta *openapi3.Schema) *openapi3.Components {
 	// ObjectMeta, as the generator adds it to every model (schemas/base.yaml).
 	c.Schemas[schemaObjectMeta] = meta.NewRef()
 
-	// Problem (CONTRACT §5).
+	// Problem (docs/api.md).
 	fieldErr := openapi3.NewObjectSchema()
 	fieldErr.Properties = openapi3.Schemas{
 		"field":   str("Path of the field at fault, such as spec.age or metadata.labels[app]."),
@@ -341,7 +341,7 @@ func sharedComponents(meta *openapi3.Schema) *openapi3.Components {
 	})
 	c.Responses[respDefaultProblem] = problemResp("Any other error.", nil)
 
-	// Security schemes (CONTRACT §6).
+	// Security schemes (docs/api.md).
 	c.SecuritySchemes[securityBasic] = &openapi3.SecuritySchemeRef{Value: &openapi3.SecurityScheme{
 		Type: "http", Scheme: "basic", Description: "A user's name and password.",
 	}}
@@ -567,7 +567,7 @@ func objectSchema(m *model.Model, n modelNames, schemas map[string]*openapi3.Sch
 	return s.NewRef(), nil
 }
 
-// listSchema is the nine-field ListResult of m (CONTRACT §4).
+// listSchema is the nine-field ListResult of m (docs/api.md).
 func listSchema(m *model.Model, n modelNames, c *openapi3.Components) *openapi3.Schema {
 	items := openapi3.NewArraySchema()
 	items.Items = &openapi3.SchemaRef{Ref: "#/components/schemas/" + n.ident, Value: c.Schemas[n.ident].Value}

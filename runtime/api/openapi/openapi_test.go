@@ -463,7 +463,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 // extraDoc is what a plugin's custom API might contribute: a path of its
-// own, a POST on a generated path (CONTRACT §3: POST base/{name} is a
+// own, a POST on a generated path (docs/api.md: POST base/{name} is a
 // custom API when declared), a schema, and a copy of a shared component.
 func extraDoc() *openapi3.T {
 	greeting := openapi3.NewObjectSchema().WithProperty("message", openapi3.NewStringSchema())

@@ -1,5 +1,5 @@
 // Package problem writes RFC 7807 problem bodies and is the one place where
-// an error becomes an HTTP status (CONTRACT §5). Handlers return errors;
+// an error becomes an HTTP status (docs/api.md). Handlers return errors;
 // they never pick status codes for store or query errors themselves.
 package problem
 

@@ -1,4 +1,4 @@
-// Package selector holds the grammar of list selectors (CONTRACT §4): it
+// Package selector holds the grammar of list selectors (docs/api.md): it
 // parses the values of the labelSelector and fieldSelector query parameters
 // into Requirements, prints them back in canonical form, and matches label
 // requirements against an object's labels.
@@ -51,7 +51,7 @@
 // Requirement.Matches and Selector.Matches implement label semantics, where a
 // NotEquals or NotIn requirement matches an object that lacks the key. Field
 // semantics differ: an object with no value for the field is excluded by
-// every field term, including != (CONTRACT §4). The query engine applies that
+// every field term, including != (docs/api.md). The query engine applies that
 // rule itself, before it calls Matches or when it reads an index. Range
 // terms compare values in the order of the field's type (numbers as
 // numbers, date-times as instants), which only the query engine knows: it
