@@ -512,14 +512,7 @@ func (k *Console) ownToken(c *gin.Context) (*core.PersonalAccessToken, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := k.Tokens.Get(c, c.Param("token"))
-	if err != nil {
-		return nil, err
-	}
-	if t.Spec.Username != owner {
-		return nil, &store.NotFoundError{Kind: core.PersonalAccessTokenKind, Name: c.Param("token")}
-	}
-	return t, nil
+	return k.tokenOf(c, owner, c.Param("token"))
 }
 
 func (k *Console) listTokens(c *gin.Context) error {

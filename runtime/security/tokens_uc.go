@@ -255,6 +255,15 @@ func (k *Console) tokenOf(c *gin.Context, owner, name string) (*core.PersonalAcc
 	return t, nil
 }
 
+// ucToken is the signed-in caller's token named in the path.
+func (k *Console) ucToken(c *gin.Context) (*core.PersonalAccessToken, error) {
+	owner, err := signedIn(c)
+	if err != nil {
+		return nil, err
+	}
+	return k.tokenOf(c, owner, c.Param("name"))
+}
+
 func (k *Console) ucList(c *gin.Context) error {
 	owner, err := signedIn(c)
 	if err != nil {
@@ -281,11 +290,7 @@ func timeOf(t *core.PersonalAccessToken) time.Time {
 }
 
 func (k *Console) ucGet(c *gin.Context) error {
-	owner, err := signedIn(c)
-	if err != nil {
-		return err
-	}
-	t, err := k.tokenOf(c, owner, c.Param("name"))
+	t, err := k.ucToken(c)
 	if err != nil {
 		return err
 	}
@@ -296,11 +301,7 @@ func (k *Console) ucGet(c *gin.Context) error {
 func (k *Console) ucRevoke(c *gin.Context) error  { return k.ucSetRevoked(c, true) }
 func (k *Console) ucRestore(c *gin.Context) error { return k.ucSetRevoked(c, false) }
 func (k *Console) ucSetRevoked(c *gin.Context, revoked bool) error {
-	owner, err := signedIn(c)
-	if err != nil {
-		return err
-	}
-	t, err := k.tokenOf(c, owner, c.Param("name"))
+	t, err := k.ucToken(c)
 	if err != nil {
 		return err
 	}
@@ -343,11 +344,7 @@ func (k *Console) setRevoked(c *gin.Context, t *core.PersonalAccessToken, revoke
 }
 
 func (k *Console) ucDelete(c *gin.Context) error {
-	owner, err := signedIn(c)
-	if err != nil {
-		return err
-	}
-	t, err := k.tokenOf(c, owner, c.Param("name"))
+	t, err := k.ucToken(c)
 	if err != nil {
 		return err
 	}

@@ -450,6 +450,15 @@ func (s span) ascend(t *tree, fn func(entry) bool) bool {
 // comparison per entry. Entries in nodes skip rejects (nil: none) are
 // passed over unseen.
 func (s span) ascendCounted(t *tree, skip func(sig uint32) bool, fn func(entry) bool) bool {
+	return s.walkCounted(t, skip, false, fn)
+}
+
+// descendCounted is ascendCounted walking s from its end down.
+func (s span) descendCounted(t *tree, skip func(sig uint32) bool, fn func(entry) bool) bool {
+	return s.walkCounted(t, skip, true, fn)
+}
+
+func (s span) walkCounted(t *tree, skip func(sig uint32) bool, down bool, fn func(entry) bool) bool {
 	n, more := s.count(t), true
 	if n == 0 {
 		return true
@@ -463,10 +472,16 @@ func (s span) ascendCounted(t *tree, skip func(sig uint32) bool, fn func(entry) 
 			return n > 0
 		}}
 	}
-	t.AscendFiltered(s.lo, f, func(e entry) bool {
+	visit := func(e entry) bool {
 		more = fn(e)
 		n--
 		return more && n > 0
-	})
+	}
+	if down {
+		// No entry equals a pivot: the walk starts below s.hi.
+		t.DescendFiltered(s.hi, f, visit)
+	} else {
+		t.AscendFiltered(s.lo, f, visit)
+	}
 	return more
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/query/selector"
-	"github.com/svcrun/svc/runtime/store/internal/cowtree"
 )
 
 // Range terms (f<v, f<=v, f>v, f>=v) are answered from the index: keys
@@ -106,26 +105,4 @@ func (r keyRange) span(t *tree) span {
 func nanoBefore(k model.Key) model.Key {
 	t, _ := model.KeyTime(k)
 	return model.TimeKey(t.Add(-time.Nanosecond))
-}
-
-// descendCounted is ascendCounted walking s from its end down.
-func (s span) descendCounted(t *tree, skip func(sig uint32) bool, fn func(entry) bool) bool {
-	n, more := s.count(t), true
-	if n == 0 {
-		return true
-	}
-	var f *cowtree.Filter[entry]
-	if skip != nil {
-		f = &cowtree.Filter[entry]{Skip: skip, Passed: func(k int) bool {
-			n -= k
-			return n > 0
-		}}
-	}
-	// No entry equals a pivot: the walk starts below s.hi.
-	t.DescendFiltered(s.hi, f, func(e entry) bool {
-		more = fn(e)
-		n--
-		return more && n > 0
-	})
-	return more
 }
