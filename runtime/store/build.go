@@ -33,7 +33,7 @@ func defaultOrder(recs []*Record) []int32 {
 	items := make([]item, len(recs))
 	for i, r := range recs {
 		var sec, ns uint64
-		if c := r.created; len(c) == 12 {
+		if c := r.Creation; len(c) == 12 {
 			sec = binary.BigEndian.Uint64([]byte(c[:8]))
 			ns = uint64(binary.BigEndian.Uint32([]byte(c[8:])))<<1 | 1
 		}
@@ -61,7 +61,7 @@ type rowMeta struct {
 	id, sig uint32
 }
 
-func metaOf(r *Record) rowMeta { return rowMeta{tie: tieKey(r.created), id: r.id, sig: r.sig} }
+func metaOf(r *Record) rowMeta { return rowMeta{tie: tieKey(r.Creation), id: r.ID, sig: r.Sig} }
 
 // entry returns the entry under key a of the record md was read from.
 func (md rowMeta) entry(a string, rec *Record) entry {

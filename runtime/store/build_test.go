@@ -75,7 +75,7 @@ func TestDefaultOrderIsCreationDescThenName(t *testing.T) {
 	for i := range recs {
 		r := &Record{Name: fmt.Sprintf("r%04d", i)}
 		if i%50 != 7 { // a few have no creation time
-			r.created = model.TimeKey(base.Add(time.Duration(rng.IntN(40)) * time.Millisecond * 500))
+			r.Creation = model.TimeKey(base.Add(time.Duration(rng.IntN(40)) * time.Millisecond * 500))
 		}
 		recs[i] = r
 	}
@@ -84,7 +84,7 @@ func TestDefaultOrderIsCreationDescThenName(t *testing.T) {
 		want[i] = int32(i)
 	}
 	slices.SortFunc(want, func(a, b int32) int {
-		if c := strings.Compare(string(recs[b].created), string(recs[a].created)); c != 0 {
+		if c := strings.Compare(string(recs[b].Creation), string(recs[a].Creation)); c != 0 {
 			return c
 		}
 		return cmp.Compare(recs[a].Name, recs[b].Name)
@@ -129,12 +129,12 @@ func TestTieKeyKeepsTheCreationOrder(t *testing.T) {
 	var recs []*Record
 	for i, c := range times {
 		for _, name := range []string{"a", "b"} {
-			recs = append(recs, &Record{Name: fmt.Sprint(name, i), created: c})
+			recs = append(recs, &Record{Name: fmt.Sprint(name, i), Creation: c})
 		}
 	}
 	// The reference: creation desc (none last), then name.
 	ref := func(x, y *Record) int {
-		if c := strings.Compare(string(y.created), string(x.created)); c != 0 {
+		if c := strings.Compare(string(y.Creation), string(x.Creation)); c != 0 {
 			return c
 		}
 		return strings.Compare(x.Name, y.Name)
@@ -143,7 +143,7 @@ func TestTieKeyKeepsTheCreationOrder(t *testing.T) {
 		for _, y := range recs {
 			got := compareEntry(newEntry("k", x), newEntry("k", y))
 			if want := ref(x, y); cmp.Compare(got, 0) != cmp.Compare(want, 0) {
-				t.Errorf("compare(%q %s, %q %s) = %d, want the sign of %d", x.created, x.Name, y.created, y.Name, got, want)
+				t.Errorf("compare(%q %s, %q %s) = %d, want the sign of %d", x.Creation, x.Name, y.Creation, y.Name, got, want)
 			}
 		}
 	}

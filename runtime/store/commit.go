@@ -468,19 +468,19 @@ func (b *batch) current(t *table, name string) (*Record, error) {
 // later writes to check against; the rest waits for finish.
 func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 	st := b.state(t)
-	rec.seq = b.seq
+	rec.Seq = b.seq
 	if old != nil {
-		rec.id = old.id
-		if old.Name == rec.Name && old.created == rec.created && old.sig == rec.sig {
+		rec.ID = old.ID
+		if old.Name == rec.Name && old.Creation == rec.Creation && old.Sig == rec.Sig {
 			// The entries of keys rec keeps stay on old's base (reindex).
-			rec.base = old.base
-			if rec.base == nil {
-				rec.base = old
+			rec.Base = old.Base
+			if rec.Base == nil {
+				rec.Base = old
 			}
-			rec.base.latest.Store(rec)
+			rec.Base.Latest.Store(rec)
 		}
 	} else {
-		rec.id = st.nextID
+		rec.ID = st.nextID
 		st.nextID++
 	}
 	b.wrote(t, rec.Name, rec)

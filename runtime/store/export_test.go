@@ -10,6 +10,7 @@ import (
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store/internal/durable/disk"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // EncodeObjectForTest frames obj (with its final metadata) as the store
@@ -20,7 +21,7 @@ func EncodeObjectForTest(m *model.Model, obj object.Object) ([]byte, int, error)
 	if err != nil {
 		return nil, 0, err
 	}
-	return encodePut(m.StorageKey(), newRecord(m, obj, data)), len(data), nil
+	return encodePut(m.StorageKey(), record.New(m, obj, data)), len(data), nil
 }
 
 // BreakLogForTest closes the write-ahead log under the store, so the next
@@ -55,8 +56,8 @@ func (s *Store) CheckPostingsForTest(m *model.Model) error {
 	want := map[posting]bool{}
 	words := map[[2]any]uint64{}
 	for _, r := range recs {
-		for _, l := range r.labels {
-			words[[2]any{l, r.id / 64}] |= 1 << (r.id % 64)
+		for _, l := range r.Labels {
+			words[[2]any{l, r.ID / 64}] |= 1 << (r.ID % 64)
 		}
 	}
 	for k, w := range words {

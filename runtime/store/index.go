@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store/internal/cowtree"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // Secondary indexes are copy-on-write B+trees (internal/cowtree) of small
@@ -91,7 +92,7 @@ func compareEntry(x, y entry) int {
 	if x.tie != y.tie {
 		return cmp.Compare(x.tie, y.tie)
 	}
-	if c := strings.Compare(string(y.rec.created), string(x.rec.created)); c != 0 {
+	if c := strings.Compare(string(y.rec.Creation), string(x.rec.Creation)); c != 0 {
 		return c
 	}
 	return strings.Compare(x.rec.Name, y.rec.Name)
@@ -187,11 +188,11 @@ func (st *tableState) setWork(trees []*tree) {
 // racing an update, rare).
 func (v *view) record(e entry) *Record {
 	r := e.rec
-	l := r.latest.Load()
+	l := r.Latest.Load()
 	if l == nil {
 		return r
 	}
-	if l.seq <= v.seq {
+	if l.Seq <= v.seq {
 		return l
 	}
 	if raw, err := v.db.Txn(false).First(tableObjects, indexID, r.Name); err == nil && raw != nil {
@@ -221,7 +222,7 @@ func keySpan(ix int, k model.Key) span {
 // createdPivot stands before every creation-tree entry created at k: it
 // ties with them on the creation time and has the smallest name.
 func createdPivot(k model.Key) entry {
-	return entry{rec: &Record{created: k}, tie: tieKey(k)}
+	return entry{rec: &Record{Creation: k}, tie: tieKey(k)}
 }
 
 // prefixSpan spans the entries whose key starts with p (p's last byte is
@@ -296,7 +297,7 @@ func rebuildTrees(m *model.Model, db *memdb.MemDB) ([]*tree, error) {
 		return nil, err
 	}
 	for _, r := range recs {
-		r.own()
+		record.Own(r)
 	}
 	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
 	order, metas := defaultOrder(recs), metasOf(recs)
@@ -337,16 +338,16 @@ func entryKeys(rec *Record, ix int, dst []string) []string {
 	case ixName:
 		return dst
 	case ixLabels:
-		return append(dst, rec.labels...)
+		return append(dst, rec.Labels...)
 	case ixCreated:
 		return append(dst, "")
 	case ixDeleted:
-		if rec.deletion != "" {
-			dst = append(dst, string(rec.deletion))
+		if rec.Deletion != "" {
+			dst = append(dst, string(rec.Deletion))
 		}
 		return dst
 	}
-	ks := rec.keys[ix-numDefaultIndexes]
+	ks := rec.Keys[ix-numDefaultIndexes]
 	if len(ks) == 0 {
 		return append(dst, "")
 	}
@@ -365,15 +366,15 @@ func entryKeys(rec *Record, ix int, dst []string) []string {
 // rec.base when put set one; otherwise (labels changed: every entry
 // carries their signature) they are replaced in place to point at rec.
 func (st *tableState) reindex(old, rec *Record, unique bool) {
-	if old != nil && rec != nil && (old.Name != rec.Name || old.created != rec.created) {
+	if old != nil && rec != nil && (old.Name != rec.Name || old.Creation != rec.Creation) {
 		// Another object's entries: not one key is shared.
 		st.reindex(old, nil, unique)
 		st.reindex(nil, rec, unique)
 		return
 	}
 	ptr, rewrite := rec, true
-	if rec != nil && rec.base != nil {
-		ptr, rewrite = rec.base, false
+	if rec != nil && rec.Base != nil {
+		ptr, rewrite = rec.Base, false
 	}
 	var obuf, nbuf [8]string
 	for ix := 1; ix < len(st.work); ix++ {

@@ -17,6 +17,7 @@ import (
 	"github.com/svcrun/svc/runtime/query"
 	"github.com/svcrun/svc/runtime/query/selector"
 	"github.com/svcrun/svc/runtime/store/internal/cowtree"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // Query is the list request the store executes.
@@ -135,7 +136,7 @@ func compile(m *model.Model, q Query) (*plan, error) {
 		if r.Op == selector.Equals || r.Op == selector.In {
 			var bits uint32
 			for _, val := range r.Values {
-				bits |= labelBit(string(model.LabelKey(r.Key, val)))
+				bits |= record.LabelBit(string(model.LabelKey(r.Key, val)))
 			}
 			p.sigs = append(p.sigs, bits)
 		}
@@ -247,11 +248,11 @@ func (p *plan) sigMiss(sig uint32) bool {
 }
 
 func (p *plan) matches(r *Record) bool {
-	if p.sigMiss(r.sig) || !p.labels.Matches(r) {
+	if p.sigMiss(r.Sig) || !p.labels.Matches(r) {
 		return false
 	}
 	for _, f := range p.fields {
-		ks := r.indexKeys(f.ix)
+		ks := indexKeys(r, f.ix)
 		if f.op.IsRange() {
 			// Some value in the range (keys order as the values do);
 			// no value, no match.
@@ -294,8 +295,8 @@ func compareBy(sorts []sortKey, a, b *Record) int {
 			}
 			return c
 		}
-		ka, oka := a.sortKey(sk.ix, sk.desc)
-		kb, okb := b.sortKey(sk.ix, sk.desc)
+		ka, oka := sortKeyOf(a, sk.ix, sk.desc)
+		kb, okb := sortKeyOf(b, sk.ix, sk.desc)
 		c := 0
 		switch {
 		case !oka && !okb:
@@ -643,10 +644,10 @@ func (p *plan) sort(recs []*Record) {
 	ks := make([]keyed, len(recs))
 	order := make([]int32, len(recs))
 	for i, r := range recs {
-		k, has := r.sortKey(first.ix, first.desc)
+		k, has := sortKeyOf(r, first.ix, first.desc)
 		var buf [8]byte
 		copy(buf[:], k)
-		ks[i] = keyed{pre: binary.BigEndian.Uint64(buf[:]), tie: tieKey(r.created), n: len(k)}
+		ks[i] = keyed{pre: binary.BigEndian.Uint64(buf[:]), tie: tieKey(r.Creation), n: len(k)}
 		if !has {
 			ks[i].n = -1
 		}
@@ -663,8 +664,8 @@ func (p *plan) sort(recs []*Record) {
 				if a.n <= 8 && b.n <= 8 {
 					c = cmp.Compare(a.n, b.n) // zero padding hid the length
 				} else {
-					ka, _ := recs[i].sortKey(first.ix, first.desc)
-					kb, _ := recs[j].sortKey(first.ix, first.desc)
+					ka, _ := sortKeyOf(recs[i], first.ix, first.desc)
+					kb, _ := sortKeyOf(recs[j], first.ix, first.desc)
 					c = strings.Compare(string(ka), string(kb))
 				}
 			}
@@ -815,7 +816,7 @@ func (w *walk) take(r *Record) bool {
 	}
 	var ok bool
 	if w.matched != nil {
-		ok = w.matched.has(r.id)
+		ok = w.matched.has(r.ID)
 	} else {
 		ok = w.p.matches(r)
 	}
@@ -942,7 +943,7 @@ func (w *walk) sortingGroups(t *tree, first sortKey, reverse bool, skip func(sig
 			return w.visit()
 		}
 		r := w.v.record(e)
-		k, has := r.sortKey(first.ix, first.desc)
+		k, has := sortKeyOf(r, first.ix, first.desc)
 		if len(group) > 0 && (k != groupKey || has != groupHas) {
 			if flush(); !more {
 				return false
@@ -1073,7 +1074,7 @@ func (v *view) newIDSet() *idSet {
 // records of index entries.
 func (v *view) ids(src *source, fn func(id uint32)) {
 	if src.ix == ixName {
-		v.each(context.Background(), src, nil, func(r *Record) bool { fn(r.id); return true })
+		v.each(context.Background(), src, nil, func(r *Record) bool { fn(r.ID); return true })
 		return
 	}
 	v.runs(src, func(run []entry) {

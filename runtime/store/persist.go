@@ -78,8 +78,8 @@ func (l *loader) apply(payload []byte) error {
 		// payload is only valid during the call: copy what the record keeps.
 		r.rec = &Record{Name: e.name, Version: e.version, Data: append([]byte(nil), e.data...)}
 		if len(e.keys) >= 8 {
-			r.rec.blob = append([]byte(nil), e.keys...)
-			r.rec.fp = binary.LittleEndian.Uint64(e.keys)
+			r.rec.Blob = append([]byte(nil), e.keys...)
+			r.rec.FP = binary.LittleEndian.Uint64(e.keys)
 		}
 	} else if e.kind != kindRemove {
 		return nil

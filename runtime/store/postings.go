@@ -56,10 +56,10 @@ func postRecord(t *postings, old, rec *Record) {
 	var was, is []string
 	var id uint32
 	if old != nil {
-		was, id = old.labels, old.id
+		was, id = old.Labels, old.ID
 	}
 	if rec != nil {
-		is, id = rec.labels, rec.id
+		is, id = rec.Labels, rec.ID
 	}
 	// Both lists are sorted: walk them together.
 	for len(was) > 0 || len(is) > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 	"github.com/svcrun/svc/runtime/watch"
 )
 
@@ -186,8 +187,8 @@ func loadObjects(db *memdb.MemDB, recs []*Record) error {
 // were computed under m's fingerprint fp (filled in from the persisted
 // blob if need be), else a new record decoded from its JSON.
 func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
-	if fp != 0 && raw.fp == fp {
-		if raw.indexed || raw.blob != nil && parseKeys(raw, raw.blob) && len(raw.keys) == len(m.Indexes) {
+	if fp != 0 && raw.FP == fp {
+		if raw.Indexed || raw.Blob != nil && parseKeys(raw, raw.Blob) && len(raw.Keys) == len(m.Indexes) {
 			return raw, nil
 		}
 	}
@@ -195,7 +196,7 @@ func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 	if err := json.Unmarshal(raw.Data, obj); err != nil {
 		return nil, fmt.Errorf("object %s does not decode: %w", raw.Name, err)
 	}
-	return newRecord(m, obj, raw.Data), nil
+	return record.New(m, obj, raw.Data), nil
 }
 
 // decodeAll returns every record of src, in name order, with its index
@@ -229,8 +230,8 @@ func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) (recs, rep
 						errs[w] = err
 						return
 					}
-					r.id = uint32(i) // ids number the objects in name order
-					r.own()
+					r.ID = uint32(i) // ids number the objects in name order
+					record.Own(r)
 					recs[i] = r
 				}
 			}
