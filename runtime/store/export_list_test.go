@@ -1,6 +1,9 @@
 package store
 
-import "github.com/svcrun/svc/runtime/model"
+import (
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/internal/index"
+)
 
 // PlanForTest describes how List would start q on m's current view.
 type PlanForTest struct {
@@ -21,7 +24,7 @@ func (s *Store) ListPlanForTest(m *model.Model, q Query) (PlanForTest, error) {
 	if err != nil {
 		return PlanForTest{}, err
 	}
-	v := st.current(p.need())
+	v := view{st.current(p.need())}
 	c := p.candidates(v)
 	out := PlanForTest{Within: -1, Covered: c.covered, Total: -1}
 	if c.best != nil {
@@ -30,7 +33,7 @@ func (s *Store) ListPlanForTest(m *model.Model, q Query) (PlanForTest, error) {
 	if c.within != nil {
 		out.Within = c.within.count
 	}
-	if n, ok := p.total(v, int64(v.trees[ixCreated].Len()), c.best); ok {
+	if n, ok := p.total(v, int64(v.Tree(index.IxCreated).Len()), c.best); ok {
 		out.Total = n
 	}
 	return out, nil

@@ -8,15 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 	"strings"
 
-	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/query"
 	"github.com/svcrun/svc/runtime/query/selector"
 	"github.com/svcrun/svc/runtime/store/internal/cowtree"
+	"github.com/svcrun/svc/runtime/store/internal/index"
 	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
@@ -63,7 +62,7 @@ func (s *Store) List(ctx context.Context, m *model.Model, q Query) (query.ListRe
 		return query.ListResult[*Record]{}, err
 	}
 	page, size := max(q.Page, 1), q.Size
-	items, total, err := p.run(ctx, st.current(p.need()), page, size)
+	items, total, err := p.run(ctx, view{st.current(p.need())}, page, size)
 	if err != nil {
 		return query.ListResult[*Record]{}, fmt.Errorf("store: list %s: %w", m.Plural, err)
 	}
@@ -88,7 +87,7 @@ type plan struct {
 	// ranges are the intervals of the range terms on indexes that have a
 	// tree (not metadata.name): one per single-valued index, one per term
 	// on a multi-valued one.
-	ranges []keyRange
+	ranges []index.KeyRange
 	sorts  []sortKey // complete: ends with the name
 	multi  []bool    // per index position: may hold several keys
 	// sigs holds, per equality or set label term, the signature bits of
@@ -99,21 +98,21 @@ type plan struct {
 // need returns the trees (and postings) run reads: the creation index
 // (its size is the object count), and those of the terms and sort keys.
 func (p *plan) need() uint64 {
-	n := treeBit(ixCreated)
+	n := index.TreeBit(index.IxCreated)
 	if len(p.labels) > 0 {
-		n |= treeBit(ixLabels)
+		n |= index.TreeBit(index.IxLabels)
 	}
 	// Only an intersection of several terms reads the postings (a single
 	// term's total is known from its index).
 	if len(p.labels) > 0 && len(p.labels)+len(p.fields) > 1 {
-		n |= postsBit
+		n |= index.PostsBit
 	}
 	for _, f := range p.fields {
-		n |= treeBit(f.ix)
+		n |= index.TreeBit(f.ix)
 	}
 	for _, sk := range p.sorts {
-		if sk.ix != ixName {
-			n |= treeBit(sk.ix)
+		if sk.ix != index.IxName {
+			n |= index.TreeBit(sk.ix)
 		}
 	}
 	return n
@@ -149,7 +148,7 @@ func compile(m *model.Model, q Query) (*plan, error) {
 fields:
 	for _, r := range q.Fields {
 		i, ok := m.IndexPos(r.Key)
-		if !ok || i == ixLabels {
+		if !ok || i == index.IxLabels {
 			errs = append(errs, &query.ParamError{Param: "fieldSelector", Value: r.String(), Reason: fmt.Sprintf("field %s is not indexed", r.Key)})
 			continue
 		}
@@ -173,7 +172,7 @@ fields:
 		slices.Sort(ft.keys)
 		ft.keys = slices.Compact(ft.keys)
 		p.fields = append(p.fields, ft)
-		if r.Op.IsRange() && i != ixName {
+		if r.Op.IsRange() && i != index.IxName {
 			if rangeOf == nil {
 				rangeOf = make([]int, len(p.multi))
 			}
@@ -189,7 +188,7 @@ fields:
 	}
 	for _, srt := range q.Sorts {
 		i, ok := m.IndexPos(srt.Index)
-		if !ok || i == ixLabels {
+		if !ok || i == index.IxLabels {
 			errs = append(errs, &query.ParamError{Param: "sort", Value: srt.String(), Reason: fmt.Sprintf("field %s is not indexed", srt.Index)})
 			continue
 		}
@@ -198,11 +197,11 @@ fields:
 	if err := query.Join(errs...); err != nil {
 		return nil, err
 	}
-	add(sortKey{ix: ixCreated, desc: true})
-	add(sortKey{ix: ixName})
+	add(sortKey{ix: index.IxCreated, desc: true})
+	add(sortKey{ix: index.IxName})
 	// Names are unique: later keys can never break a tie.
 	for i, sk := range p.sorts {
-		if sk.ix == ixName {
+		if sk.ix == index.IxName {
 			p.sorts = p.sorts[:i+1]
 			break
 		}
@@ -225,11 +224,11 @@ func ordered(t model.KeyType) bool {
 // terms cost one lookup each.
 func (p *plan) addRange(rangeOf []int, ix int, op selector.Operator, k model.Key) {
 	if i := rangeOf[ix]; i > 0 {
-		p.ranges[i-1].add(op, k)
+		p.ranges[i-1].Add(op, k)
 		return
 	}
-	r := keyRange{ix: ix}
-	r.add(op, k)
+	r := index.KeyRange{Ix: ix}
+	r.Add(op, k)
 	p.ranges = append(p.ranges, r)
 	if !p.multi[ix] {
 		rangeOf[ix] = len(p.ranges)
@@ -252,7 +251,7 @@ func (p *plan) matches(r *Record) bool {
 		return false
 	}
 	for _, f := range p.fields {
-		ks := indexKeys(r, f.ix)
+		ks := index.Keys(r, f.ix)
 		if f.op.IsRange() {
 			// Some value in the range (keys order as the values do);
 			// no value, no match.
@@ -288,15 +287,15 @@ func (p *plan) compare(a, b *Record) int { return compareBy(p.sorts, a, b) }
 
 func compareBy(sorts []sortKey, a, b *Record) int {
 	for _, sk := range sorts {
-		if sk.ix == ixName {
+		if sk.ix == index.IxName {
 			c := strings.Compare(a.Name, b.Name)
 			if sk.desc {
 				c = -c
 			}
 			return c
 		}
-		ka, oka := sortKeyOf(a, sk.ix, sk.desc)
-		kb, okb := sortKeyOf(b, sk.ix, sk.desc)
+		ka, oka := index.SortKey(a, sk.ix, sk.desc)
+		kb, okb := index.SortKey(b, sk.ix, sk.desc)
 		c := 0
 		switch {
 		case !oka && !okb:
@@ -321,7 +320,7 @@ func compareBy(sorts []sortKey, a, b *Record) int {
 // or (ix == ixName) some names.
 type source struct {
 	ix    int
-	spans []span // or names (as keys), for ixName
+	spans []index.Span // or names (as keys), for ixName
 	count int64
 	terms int // the terms it answers exactly: it holds their matches
 	// dedupe: an object may appear under several values (a set term on
@@ -344,7 +343,7 @@ const intersectRatio = 32
 func intersectCost(srcs []*source) int64 {
 	var n int64
 	for _, src := range srcs {
-		if src.ix == ixLabels {
+		if src.ix == index.IxLabels {
 			n += src.count/8 + 1
 		} else {
 			n += src.count
@@ -353,8 +352,8 @@ func intersectCost(srcs []*source) int64 {
 	return n
 }
 
-func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int64, error) {
-	all := int64(v.trees[ixCreated].Len()) // one entry per object
+func (p *plan) run(ctx context.Context, v view, page, size int) ([]*Record, int64, error) {
+	all := int64(v.Tree(index.IxCreated).Len()) // one entry per object
 	c := p.candidates(v)
 	best, srcs, within := c.best, c.srcs, c.within
 
@@ -366,7 +365,7 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 		size = int(max(all, 1))
 	}
 	first := p.sorts[0]
-	streamable := size > 0 && first.ix != ixDeleted && !p.multi[first.ix]
+	streamable := size > 0 && first.ix != index.IxDeleted && !p.multi[first.ix]
 	// Past the last object every page is empty; capping there also keeps
 	// (page-1)*size from overflowing for a huge page.
 	offset := int64(0)
@@ -400,7 +399,7 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 	if collect {
 		return p.collect(ctx, v, best, offset, size)
 	}
-	var matched *idSet
+	var matched *index.IDSet
 	if !known {
 		// The page is cheap to find by streaming but the total is not
 		// known. When every term is a candidate set, the matches are their
@@ -409,7 +408,7 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 		// testing records.
 		if best != nil && c.covered == len(p.labels)+len(p.fields) && intersectCost(srcs) <= intersectRatio*best.count {
 			matched = v.intersect(srcs)
-			total = matched.len()
+			total = matched.Len()
 		} else {
 			var err error
 			if total, err = p.countMatches(ctx, v, best); err != nil {
@@ -417,7 +416,7 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 			}
 		}
 	}
-	var span *span
+	var span *index.Span
 	if within != nil {
 		span = &within.spans[0]
 	}
@@ -427,6 +426,10 @@ func (p *plan) run(ctx context.Context, v *view, page, size int) ([]*Record, int
 	}
 	return items, total, err
 }
+
+// view is the index view a plan runs over, with the planner's own
+// methods on candidate sets.
+type view struct{ *index.View }
 
 // candidates are the candidate sets of a plan's terms in one view.
 type candidates struct {
@@ -439,7 +442,7 @@ type candidates struct {
 // candidates returns the candidate set of every label equality, set or
 // exists term, every field equality or set term and every range
 // interval, each counted from its index.
-func (p *plan) candidates(v *view) candidates {
+func (p *plan) candidates(v view) candidates {
 	var c candidates
 	consider := func(src *source) {
 		src.terms = max(src.terms, 1)
@@ -453,13 +456,13 @@ func (p *plan) candidates(v *view) candidates {
 	for _, r := range p.labels {
 		switch r.Op {
 		case selector.Equals, selector.In:
-			src := &source{ix: ixLabels}
+			src := &source{ix: index.IxLabels}
 			for _, val := range r.Values {
-				src.spans = append(src.spans, exact(string(model.LabelKey(r.Key, val))))
+				src.spans = append(src.spans, index.Exact(string(model.LabelKey(r.Key, val))))
 			}
 			consider(src)
 		case selector.Exists:
-			src := &source{ix: ixLabels, spans: []span{prefixSpan(string(model.LabelKeyPrefix(r.Key)))}}
+			src := &source{ix: index.IxLabels, spans: []index.Span{index.PrefixSpan(string(model.LabelKeyPrefix(r.Key)))}}
 			consider(src)
 		}
 	}
@@ -469,14 +472,14 @@ func (p *plan) candidates(v *view) candidates {
 		}
 		src := &source{ix: f.ix, dedupe: p.multi[f.ix] && len(f.keys) > 1}
 		for _, k := range f.keys {
-			src.spans = append(src.spans, keySpan(f.ix, k))
+			src.spans = append(src.spans, index.KeySpan(f.ix, k))
 		}
 		consider(src)
 	}
 	for _, r := range p.ranges {
-		src := &source{ix: r.ix, spans: []span{r.span(v.trees[r.ix])}, dedupe: p.multi[r.ix], terms: r.terms}
+		src := &source{ix: r.Ix, spans: []index.Span{r.Span(v.Tree(r.Ix))}, dedupe: p.multi[r.Ix], terms: r.Terms}
 		consider(src)
-		if r.ix == p.sorts[0].ix {
+		if r.Ix == p.sorts[0].ix {
 			c.within = src // single-valued: a multi-valued index is never streamed
 		}
 	}
@@ -487,7 +490,7 @@ var errOverBudget = errors.New("stream visited more entries than collecting cost
 
 // total returns the number of matches when the index counts give it
 // without visiting them: no terms, or one term.
-func (p *plan) total(v *view, all int64, best *source) (int64, bool) {
+func (p *plan) total(v view, all int64, best *source) (int64, bool) {
 	switch {
 	case len(p.labels) == 0 && len(p.fields) == 0:
 		return all, true
@@ -495,9 +498,11 @@ func (p *plan) total(v *view, all int64, best *source) (int64, bool) {
 		r := p.labels[0]
 		var n int64
 		for _, val := range r.Values {
-			n += int64(exact(string(model.LabelKey(r.Key, val))).count(v.trees[ixLabels]))
+			n += int64(index.Exact(string(model.LabelKey(r.Key, val))).Count(v.Tree(index.IxLabels)))
 		}
-		keyed := func() int64 { return int64(prefixSpan(string(model.LabelKeyPrefix(r.Key))).count(v.trees[ixLabels])) }
+		keyed := func() int64 {
+			return int64(index.PrefixSpan(string(model.LabelKeyPrefix(r.Key))).Count(v.Tree(index.IxLabels)))
+		}
 		switch r.Op {
 		case selector.Equals, selector.In:
 			return n, true
@@ -508,13 +513,13 @@ func (p *plan) total(v *view, all int64, best *source) (int64, bool) {
 		default: // DoesNotExist
 			return all - keyed(), true
 		}
-	case len(p.labels) == 0 && len(p.ranges) == 1 && p.ranges[0].terms == len(p.fields) && !p.multi[p.ranges[0].ix]:
+	case len(p.labels) == 0 && len(p.ranges) == 1 && p.ranges[0].Terms == len(p.fields) && !p.multi[p.ranges[0].Ix]:
 		// Only range terms, all on one single-valued index: its interval
 		// (best, the one source) holds exactly the matches.
 		return best.count, true
 	case len(p.labels) == 0 && len(p.fields) == 1:
 		f := p.fields[0]
-		if f.ix == ixName || p.multi[f.ix] || f.ix < numDefaultIndexes {
+		if f.ix == index.IxName || p.multi[f.ix] || f.ix < index.NumDefault {
 			break
 		}
 		if f.op == selector.Equals || f.op == selector.In {
@@ -522,10 +527,10 @@ func (p *plan) total(v *view, all int64, best *source) (int64, bool) {
 		}
 		// NotEquals, NotIn on a single-valued index: objects that have a
 		// value, less those with one of the keys.
-		t := v.trees[f.ix]
-		n := int64(t.Len() - exact("").count(t))
+		t := v.Tree(f.ix)
+		n := int64(t.Len() - index.Exact("").Count(t))
 		for _, k := range f.keys {
-			n -= int64(exact(string(k)).count(t))
+			n -= int64(index.Exact(string(k)).Count(t))
 		}
 		return n, true
 	}
@@ -533,19 +538,19 @@ func (p *plan) total(v *view, all int64, best *source) (int64, bool) {
 }
 
 // count returns how many entries src names (objects, for a name source).
-func (v *view) count(src *source) int64 {
+func (v view) count(src *source) int64 {
 	var n int64
-	if src.ix == ixName {
-		txn := v.db.Txn(false)
+	if src.ix == index.IxName {
+		names := v.Names()
 		for _, sp := range src.spans {
-			if r, _ := txn.First(tableObjects, indexID, []byte(sp.lo.a)); r != nil {
+			if names.Get(sp.Lo.Key) != nil {
 				n++
 			}
 		}
 		return n
 	}
 	for _, sp := range src.spans {
-		n += int64(sp.count(v.trees[src.ix]))
+		n += int64(sp.Count(v.Tree(src.ix)))
 	}
 	return n
 }
@@ -554,20 +559,20 @@ func (v *view) count(src *source) int64 {
 // is nil) whose entry skip (nil: none) does not reject, stopping early
 // when fn returns false. skip sees the entry only, so a rejected record is
 // not touched.
-func (v *view) each(ctx context.Context, src *source, skip func(sig uint32) bool, fn func(*Record) bool) error {
+func (v view) each(ctx context.Context, src *source, skip func(sig uint32) bool, fn func(*Record) bool) error {
 	visited := 0
 	cancelled := func() bool {
 		visited++
 		return visited%4096 == 0 && ctx.Err() != nil
 	}
 	if src == nil {
-		v.trees[ixCreated].Scan(func(e entry) bool { return !cancelled() && (skip != nil && skip(e.sig) || fn(v.record(e))) })
+		v.Tree(index.IxCreated).Scan(func(e index.Entry) bool { return !cancelled() && (skip != nil && skip(e.Sig) || fn(v.Record(e))) })
 		return ctx.Err()
 	}
-	if src.ix == ixName {
-		txn := v.db.Txn(false)
+	if src.ix == index.IxName {
+		names := v.Names()
 		for _, sp := range src.spans {
-			if r, _ := txn.First(tableObjects, indexID, []byte(sp.lo.a)); r != nil && !fn(r.(*Record)) {
+			if r := names.Get(sp.Lo.Key); r != nil && !fn(r) {
 				break
 			}
 		}
@@ -578,20 +583,20 @@ func (v *view) each(ctx context.Context, src *source, skip func(sig uint32) bool
 		seen = map[string]struct{}{}
 	}
 	for _, sp := range src.spans {
-		more := sp.ascendCounted(v.trees[src.ix], skip, func(e entry) bool {
+		more := sp.AscendCounted(v.Tree(src.ix), skip, func(e index.Entry) bool {
 			if cancelled() {
 				return false
 			}
-			if skip != nil && skip(e.sig) {
+			if skip != nil && skip(e.Sig) {
 				return true
 			}
 			if seen != nil {
-				if _, dup := seen[e.rec.Name]; dup {
+				if _, dup := seen[e.Rec.Name]; dup {
 					return true
 				}
-				seen[e.rec.Name] = struct{}{}
+				seen[e.Rec.Name] = struct{}{}
 			}
-			return fn(v.record(e))
+			return fn(v.Record(e))
 		})
 		if !more {
 			break
@@ -600,7 +605,7 @@ func (v *view) each(ctx context.Context, src *source, skip func(sig uint32) bool
 	return ctx.Err()
 }
 
-func (p *plan) collect(ctx context.Context, v *view, src *source, offset int64, size int) ([]*Record, int64, error) {
+func (p *plan) collect(ctx context.Context, v view, src *source, offset int64, size int) ([]*Record, int64, error) {
 	var hits []*Record
 	if src != nil {
 		hits = make([]*Record, 0, min(src.count, 1<<16))
@@ -633,7 +638,7 @@ func (p *plan) collect(ctx context.Context, v *view, src *source, offset int64, 
 // it costs no write barriers while the collector runs.
 func (p *plan) sort(recs []*Record) {
 	first, rest := p.sorts[0], p.sorts[1:]
-	if first.ix == ixName || len(recs) < 2 {
+	if first.ix == index.IxName || len(recs) < 2 {
 		slices.SortFunc(recs, p.compare)
 		return
 	}
@@ -644,17 +649,17 @@ func (p *plan) sort(recs []*Record) {
 	ks := make([]keyed, len(recs))
 	order := make([]int32, len(recs))
 	for i, r := range recs {
-		k, has := sortKeyOf(r, first.ix, first.desc)
+		k, has := index.SortKey(r, first.ix, first.desc)
 		var buf [8]byte
 		copy(buf[:], k)
-		ks[i] = keyed{pre: binary.BigEndian.Uint64(buf[:]), tie: tieKey(r.Creation), n: len(k)}
+		ks[i] = keyed{pre: binary.BigEndian.Uint64(buf[:]), tie: index.TieKey(r.Creation), n: len(k)}
 		if !has {
 			ks[i].n = -1
 		}
 		order[i] = int32(i)
 	}
 	// The tie key orders as the creation desc that usually comes next.
-	tieNext := len(rest) > 0 && rest[0] == sortKey{ix: ixCreated, desc: true}
+	tieNext := len(rest) > 0 && rest[0] == sortKey{ix: index.IxCreated, desc: true}
 	slices.SortFunc(order, func(i, j int32) int {
 		a, b := &ks[i], &ks[j]
 		c := 0
@@ -664,8 +669,8 @@ func (p *plan) sort(recs []*Record) {
 				if a.n <= 8 && b.n <= 8 {
 					c = cmp.Compare(a.n, b.n) // zero padding hid the length
 				} else {
-					ka, _ := sortKeyOf(recs[i], first.ix, first.desc)
-					kb, _ := sortKeyOf(recs[j], first.ix, first.desc)
+					ka, _ := index.SortKey(recs[i], first.ix, first.desc)
+					kb, _ := index.SortKey(recs[j], first.ix, first.desc)
 					c = strings.Compare(string(ka), string(kb))
 				}
 			}
@@ -692,7 +697,7 @@ func (p *plan) sort(recs []*Record) {
 	copy(recs, sorted)
 }
 
-func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, error) {
+func (p *plan) countMatches(ctx context.Context, v view, src *source) (int64, error) {
 	var n int64
 	err := v.each(ctx, src, p.sigMiss, func(r *Record) bool {
 		if p.matches(r) {
@@ -715,16 +720,16 @@ func (p *plan) countMatches(ctx context.Context, v *view, src *source) (int64, e
 // matched, when not nil, holds exactly the ids of the matches. within,
 // when not nil, is the span of the first sort key's tree that a range
 // term allows: the walk covers only it.
-func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet, within *span, all, offset int64, size int, expect, budget int64) ([]*Record, error) {
+func (p *plan) stream(ctx context.Context, v view, best *source, matched *index.IDSet, within *index.Span, all, offset int64, size int, expect, budget int64) ([]*Record, error) {
 	first := p.sorts[0]
 	rest := p.sorts[1:]
 	w := walk{p: p, ctx: ctx, v: v, best: best, matched: matched, within: within,
 		offset: offset, size: size, budget: budget, out: make([]*Record, 0, size)}
 	// The creation tree holds no value: its forward order is newest first.
-	reverse := first.desc != (first.ix == ixCreated)
+	reverse := first.desc != (first.ix == index.IxCreated)
 	defaultTail := len(rest) == 0 ||
-		first.ix == ixCreated && len(rest) == 1 && rest[0] == sortKey{ix: ixName} ||
-		len(rest) == 2 && rest[0] == sortKey{ix: ixCreated, desc: true} && rest[1] == sortKey{ix: ixName}
+		first.ix == index.IxCreated && len(rest) == 1 && rest[0] == sortKey{ix: index.IxName} ||
+		len(rest) == 2 && rest[0] == sortKey{ix: index.IxCreated, desc: true} && rest[1] == sortKey{ix: index.IxName}
 	// Testing a record that does not match costs a cache miss or more;
 	// the label signatures spare most of them, but not when the terms are
 	// fields or the sort key and the terms correlate. Once the misses
@@ -749,21 +754,21 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 	// (skip and filter stay locals, passed down: kept in walk, the
 	// method value would move to the heap, two allocations per list.)
 	var skip func(sig uint32) bool
-	var filter *cowtree.Filter[entry]
+	var filter *cowtree.Filter[index.Entry]
 	if len(p.sigs) > 0 {
 		skip = p.sigMiss
-		filter = &cowtree.Filter[entry]{Skip: skip}
+		filter = &cowtree.Filter[index.Entry]{Skip: skip}
 	}
 	var err error
 	switch {
-	case first.ix == ixName: // names are unique: no ties
+	case first.ix == index.IxName: // names are unique: no ties
 		err = w.byName(reverse)
 	case !reverse && defaultTail:
-		w.forward(v.trees[first.ix], skip, filter)
-	case reverse && defaultTail && first.ix != ixCreated:
-		w.backwardByGroup(v.trees[first.ix], skip, filter)
+		w.forward(v.Tree(first.ix), skip, filter)
+	case reverse && defaultTail && first.ix != index.IxCreated:
+		w.backwardByGroup(v.Tree(first.ix), skip, filter)
 	default:
-		w.sortingGroups(v.trees[first.ix], first, reverse, skip, filter)
+		w.sortingGroups(v.Tree(first.ix), first, reverse, skip, filter)
 	}
 	if err != nil {
 		return nil, err
@@ -780,10 +785,10 @@ func (p *plan) stream(ctx context.Context, v *view, best *source, matched *idSet
 type walk struct {
 	p        *plan
 	ctx      context.Context
-	v        *view
+	v        view
 	best     *source
-	matched  *idSet
-	within   *span
+	matched  *index.IDSet
+	within   *index.Span
 	offset   int64
 	size     int
 	budget   int64
@@ -791,7 +796,7 @@ type walk struct {
 	visited  int64
 	misses   int64
 	over     bool
-	set      *idSet
+	set      *index.IDSet
 	setAfter int64
 }
 
@@ -816,7 +821,7 @@ func (w *walk) take(r *Record) bool {
 	}
 	var ok bool
 	if w.matched != nil {
-		ok = w.matched.has(r.ID)
+		ok = w.matched.Has(r.ID)
 	} else {
 		ok = w.p.matches(r)
 	}
@@ -834,47 +839,40 @@ func (w *walk) take(r *Record) bool {
 
 // outside reports whether e is known not to match: not in the best
 // candidate set, once enough misses made that set a bitmap.
-func (w *walk) outside(e entry) bool {
+func (w *walk) outside(e index.Entry) bool {
 	if w.set == nil {
 		if w.misses < w.setAfter {
 			return false
 		}
 		w.set = w.v.idSet(w.best)
 	}
-	return !w.set.has(e.id)
+	return !w.set.Has(e.ID)
 }
 
 // takeEntry is take for an index entry, passing over entries that cannot
 // match without touching their records.
-func (w *walk) takeEntry(e entry) bool {
-	if w.p.sigMiss(e.sig) || w.outside(e) {
+func (w *walk) takeEntry(e index.Entry) bool {
+	if w.p.sigMiss(e.Sig) || w.outside(e) {
 		return w.visit()
 	}
-	return w.take(w.v.record(e))
+	return w.take(w.v.Record(e))
 }
 
 // byName walks memdb's name index: names are unique, so there are no ties.
 func (w *walk) byName(reverse bool) error {
-	txn := w.v.db.Txn(false)
-	var it memdb.ResultIterator
-	var err error
-	if reverse {
-		it, err = txn.GetReverse(tableObjects, indexID+"_prefix", []byte(nil))
-	} else {
-		it, err = txn.Get(tableObjects, indexID+"_prefix", []byte(nil))
-	}
+	it, err := w.v.Names().Iter(reverse)
 	if err != nil {
 		return err
 	}
-	for raw := it.Next(); raw != nil && w.take(raw.(*Record)); raw = it.Next() {
+	for r := it.Next(); r != nil && w.take(r); r = it.Next() {
 	}
 	return nil
 }
 
 // forward walks t in its own order, which is the requested one.
-func (w *walk) forward(t *tree, skip func(sig uint32) bool, filter *cowtree.Filter[entry]) {
+func (w *walk) forward(t *index.Tree, skip func(sig uint32) bool, filter *cowtree.Filter[index.Entry]) {
 	if w.within != nil {
-		w.within.ascendCounted(t, skip, w.takeEntry)
+		w.within.AscendCounted(t, skip, w.takeEntry)
 		return
 	}
 	if len(w.p.labels) == 0 && len(w.p.fields) == 0 && w.offset > 0 {
@@ -893,15 +891,15 @@ func (w *walk) forward(t *tree, skip func(sig uint32) bool, filter *cowtree.Filt
 // backwardByGroup walks t's groups of equal keys from the last, each group
 // forward from its start; the next group is found walking backwards from
 // it, past the nodes and entries whose labels cannot match.
-func (w *walk) backwardByGroup(t *tree, skip func(sig uint32) bool, filter *cowtree.Filter[entry]) {
+func (w *walk) backwardByGroup(t *index.Tree, skip func(sig uint32) bool, filter *cowtree.Filter[index.Entry]) {
 	within := w.within
-	var cur entry
+	var cur index.Entry
 	ok := false
-	next := func(e entry) bool {
-		if within != nil && compareEntry(e, within.lo) < 0 {
+	next := func(e index.Entry) bool {
+		if within != nil && index.Compare(e, within.Lo) < 0 {
 			return false // below the range: no group left
 		}
-		if skip != nil && skip(e.sig) {
+		if skip != nil && skip(e.Sig) {
 			return w.visit()
 		}
 		cur, ok = e, true
@@ -910,22 +908,22 @@ func (w *walk) backwardByGroup(t *tree, skip func(sig uint32) bool, filter *cowt
 	if within != nil {
 		// A range's bounds fall between keys here (not the creation
 		// tree): each group of equal keys is in it or out whole.
-		t.DescendFiltered(within.hi, filter, next)
+		t.DescendFiltered(within.Hi, filter, next)
 	} else {
 		t.ReverseFiltered(filter, next)
 	}
 	for ok {
-		if !exact(cur.a).ascendCounted(t, skip, w.takeEntry) {
+		if !index.Exact(cur.Key).AscendCounted(t, skip, w.takeEntry) {
 			break
 		}
 		ok = false
-		t.DescendFiltered(entry{a: cur.a, rec: before}, filter, next)
+		t.DescendFiltered(index.Exact(cur.Key).Lo, filter, next) // before the group
 	}
 }
 
 // sortingGroups walks t in either direction, gathers each group of equal
 // first keys and sorts it by the rest of the sort.
-func (w *walk) sortingGroups(t *tree, first sortKey, reverse bool, skip func(sig uint32) bool, filter *cowtree.Filter[entry]) {
+func (w *walk) sortingGroups(t *index.Tree, first sortKey, reverse bool, skip func(sig uint32) bool, filter *cowtree.Filter[index.Entry]) {
 	var group []*Record
 	var groupKey model.Key
 	groupHas, more := false, true
@@ -938,12 +936,12 @@ func (w *walk) sortingGroups(t *tree, first sortKey, reverse bool, skip func(sig
 		}
 		group = group[:0]
 	}
-	gather := func(e entry) bool {
-		if w.p.sigMiss(e.sig) || w.outside(e) {
+	gather := func(e index.Entry) bool {
+		if w.p.sigMiss(e.Sig) || w.outside(e) {
 			return w.visit()
 		}
-		r := w.v.record(e)
-		k, has := sortKeyOf(r, first.ix, first.desc)
+		r := w.v.Record(e)
+		k, has := index.SortKey(r, first.ix, first.desc)
 		if len(group) > 0 && (k != groupKey || has != groupHas) {
 			if flush(); !more {
 				return false
@@ -955,9 +953,9 @@ func (w *walk) sortingGroups(t *tree, first sortKey, reverse bool, skip func(sig
 	}
 	switch {
 	case w.within != nil && reverse:
-		w.within.descendCounted(t, skip, gather)
+		w.within.DescendCounted(t, skip, gather)
 	case w.within != nil:
-		w.within.ascendCounted(t, skip, gather)
+		w.within.AscendCounted(t, skip, gather)
 	case reverse:
 		t.ReverseFiltered(filter, gather)
 	default:
@@ -968,95 +966,21 @@ func (w *walk) sortingGroups(t *tree, first sortKey, reverse bool, skip func(sig
 	}
 }
 
-// idSet is a set of object ids: a bitmap, or a map when the ids are
-// sparse (a table that has seen many more objects than it holds).
-type idSet struct {
-	bits []uint64
-	ids  map[uint32]struct{}
-}
-
-// maxBitmapID bounds the bitmap at 2 MiB; ids beyond go to the map.
-const maxBitmapID = 1 << 24
-
-func (s *idSet) add(id uint32) {
-	if id >= maxBitmapID {
-		if s.ids == nil {
-			s.ids = map[uint32]struct{}{}
-		}
-		s.ids[id] = struct{}{}
-		return
-	}
-	w := int(id / 64)
-	if w >= len(s.bits) {
-		s.bits = append(s.bits, make([]uint64, w+1-len(s.bits))...)
-	}
-	s.bits[w] |= 1 << (id % 64)
-}
-
-func (s *idSet) has(id uint32) bool {
-	if id >= maxBitmapID {
-		_, ok := s.ids[id]
-		return ok
-	}
-	w := int(id / 64)
-	return w < len(s.bits) && s.bits[w]&(1<<(id%64)) != 0
-}
-
-// addWord adds the ids 64*chunk+i for every bit i set in w.
-func (s *idSet) addWord(chunk uint32, w uint64) {
-	if uint64(chunk)*64 >= maxBitmapID {
-		for ; w != 0; w &= w - 1 {
-			s.add(chunk*64 + uint32(bits.TrailingZeros64(w)))
-		}
-		return
-	}
-	i := int(chunk)
-	if i >= len(s.bits) {
-		s.bits = append(s.bits, make([]uint64, i+1-len(s.bits))...)
-	}
-	s.bits[i] |= w
-}
-
-// and keeps the ids of s that o holds too.
-func (s *idSet) and(o *idSet) {
-	for i := range s.bits {
-		if i < len(o.bits) {
-			s.bits[i] &= o.bits[i]
-		} else {
-			s.bits[i] = 0
-		}
-	}
-	for id := range s.ids {
-		if _, ok := o.ids[id]; !ok {
-			delete(s.ids, id)
-		}
-	}
-}
-
-// len returns the number of ids in s.
-func (s *idSet) len() int64 {
-	n := int64(len(s.ids))
-	for _, w := range s.bits {
-		n += int64(bits.OnesCount64(w))
-	}
-	return n
-}
-
 // idSet returns the ids of src's records.
-func (v *view) idSet(src *source) *idSet {
+func (v view) idSet(src *source) *index.IDSet {
 	s := v.newIDSet()
-	if src.ix == ixName {
-		v.ids(src, s.add)
+	if src.ix == index.IxName {
+		v.ids(src, s.Add)
 		return s
 	}
-	v.runs(src, func(run []entry) {
+	v.runs(src, func(run []index.Entry) {
 		for i := range run {
 			// The bitmap usually has room: set the bit here, not through
 			// a call per entry.
-			if id := run[i].id; int(id/64) < len(s.bits) {
-				s.bits[id/64] |= 1 << (id % 64)
+			if id := run[i].ID; int(id/64) < len(s.Bits) {
+				s.Bits[id/64] |= 1 << (id % 64)
 			} else {
-				s.add(id)
+				s.Add(id)
 			}
 		}
 	})
@@ -1066,34 +990,34 @@ func (v *view) idSet(src *source) *idSet {
 // newIDSet returns an empty set sized for the view's ids: they are dense,
 // so a bitmap as long as the table is large usually holds them all, and
 // is made once rather than grown as ids come.
-func (v *view) newIDSet() *idSet {
-	return &idSet{bits: make([]uint64, min(v.trees[ixCreated].Len(), maxBitmapID)/64+1)}
+func (v view) newIDSet() *index.IDSet {
+	return &index.IDSet{Bits: make([]uint64, min(v.Tree(index.IxCreated).Len(), index.MaxBitmapID)/64+1)}
 }
 
 // ids calls fn with the id of every entry of src, without touching the
 // records of index entries.
-func (v *view) ids(src *source, fn func(id uint32)) {
-	if src.ix == ixName {
+func (v view) ids(src *source, fn func(id uint32)) {
+	if src.ix == index.IxName {
 		v.each(context.Background(), src, nil, func(r *Record) bool { fn(r.ID); return true })
 		return
 	}
-	v.runs(src, func(run []entry) {
+	v.runs(src, func(run []index.Entry) {
 		for i := range run {
-			fn(run[i].id)
+			fn(run[i].ID)
 		}
 	})
 }
 
 // runs hands fn the entries of src (not a name source) a leaf's run at a
 // time: a call per leaf, not per entry. fn must not keep the slice.
-func (v *view) runs(src *source, fn func([]entry)) {
-	t := v.trees[src.ix]
+func (v view) runs(src *source, fn func([]index.Entry)) {
+	t := v.Tree(src.ix)
 	for _, sp := range src.spans {
-		left := sp.count(t)
+		left := sp.Count(t)
 		if left <= 0 {
 			continue
 		}
-		t.AscendRuns(sp.lo, func(run []entry) bool {
+		t.AscendRuns(sp.Lo, func(run []index.Entry) bool {
 			run = run[:min(len(run), left)]
 			fn(run)
 			left -= len(run)
@@ -1106,42 +1030,42 @@ func (v *view) runs(src *source, fn func([]entry)) {
 // source's ids (a label's posted words, or an index's entries), the other
 // label sources' posted words ANDed, then the other sources' entries kept
 // where the set so far holds them, smallest source first.
-func (v *view) intersect(srcs []*source) *idSet {
+func (v view) intersect(srcs []*source) *index.IDSet {
 	srcs = slices.SortedFunc(slices.Values(srcs), func(a, b *source) int { return cmp.Compare(a.count, b.count) })
-	var set *idSet
+	var set *index.IDSet
 	var rest []*source
 	for _, src := range srcs {
 		switch {
-		case set == nil && src.ix == ixLabels:
-			set = v.postedIDs(src)
+		case set == nil && src.ix == index.IxLabels:
+			set = v.PostedIDs(src.spans)
 		case set == nil:
 			// The smallest set is an index's (a range, say): its ids,
 			// then the labels ANDed word by word.
 			set = v.idSet(src)
-		case src.ix == ixLabels:
-			v.andPosted(set, src)
+		case src.ix == index.IxLabels:
+			v.AndPosted(set, src.spans)
 		default:
 			rest = append(rest, src)
 		}
 	}
 	for _, src := range rest {
-		next := &idSet{bits: make([]uint64, len(set.bits))} // a subset of set
+		next := &index.IDSet{Bits: make([]uint64, len(set.Bits))} // a subset of set
 		keep := func(id uint32) {
-			if set.has(id) {
-				next.add(id)
+			if set.Has(id) {
+				next.Add(id)
 			}
 		}
-		if src.ix == ixName {
+		if src.ix == index.IxName {
 			v.ids(src, keep)
 		} else {
-			v.runs(src, func(run []entry) {
+			v.runs(src, func(run []index.Entry) {
 				for i := range run {
-					switch id := run[i].id; {
-					case !set.has(id):
-					case int(id/64) < len(next.bits):
-						next.bits[id/64] |= 1 << (id % 64)
+					switch id := run[i].ID; {
+					case !set.Has(id):
+					case int(id/64) < len(next.Bits):
+						next.Bits[id/64] |= 1 << (id % 64)
 					default:
-						next.add(id) // beyond the bitmap
+						next.Add(id) // beyond the bitmap
 					}
 				}
 			})

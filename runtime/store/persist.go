@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/store/internal/durable/disk"
+	"github.com/svcrun/svc/runtime/store/internal/index"
 )
 
 const (
@@ -113,10 +114,10 @@ func (l *loader) insert() {
 			}
 			var err error
 			if r.rec != nil {
-				if err = txn.Insert(tableObjects, r.rec); err != nil {
+				if err = txn.Insert(index.Objects, r.rec); err != nil {
 					err = fmt.Errorf("restore %s/%s: %w", r.t.key, r.name, err)
 				}
-			} else if _, err = txn.DeleteAll(tableObjects, indexID, r.name); err != nil {
+			} else if _, err = txn.DeleteAll(index.Objects, index.NameID, r.name); err != nil {
 				err = fmt.Errorf("restore removal %s/%s: %w", r.t.key, r.name, err)
 			}
 			if err != nil {
@@ -175,7 +176,7 @@ func (s *Store) startSnapshot() {
 	s.backend.Snapshot(func(add func(payload []byte) error) error {
 		var buf []byte // add copies, so one buffer serves every record
 		for _, v := range views {
-			it, err := v.db.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
+			it, err := v.db.Txn(false).Get(index.Objects, index.NameID+"_prefix", []byte(nil))
 			if err != nil {
 				return err
 			}

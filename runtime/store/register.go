@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/internal/index"
 	"github.com/svcrun/svc/runtime/store/internal/record"
 	"github.com/svcrun/svc/runtime/watch"
 )
@@ -122,19 +124,19 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	// independent: build them side by side on every core.
 	db := src
 	var byName *names
-	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
+	trees := make([]*index.Tree, index.NumDefault+len(m.Indexes))
 	errs := make([]error, len(trees))
-	jobs := []func(*scratch){
-		func(*scratch) { errs[0] = loadObjects(db, replaced) },
-		func(*scratch) { byName = newNames(recs) },
+	jobs := []func(*index.Scratch){
+		func(*index.Scratch) { errs[0] = loadObjects(db, replaced) },
+		func(*index.Scratch) { byName = newNames(recs) },
 	}
-	order, metas := defaultOrder(recs), metasOf(recs)
-	var posts *postings
+	order, metas := index.DefaultOrder(recs), index.MetasOf(recs)
+	var posts *index.Postings
 	for ix := 1; ix < len(trees); ix++ {
-		jobs = append(jobs, func(sc *scratch) {
-			trees[ix], errs[ix] = buildTree(m, recs, order, metas, ix, sc)
-			if ix == ixLabels && errs[ix] == nil {
-				posts = buildPostings(trees[ix]) // from its tree, in the same job
+		jobs = append(jobs, func(sc *index.Scratch) {
+			trees[ix], errs[ix] = index.BuildTree(m, recs, order, metas, ix, sc)
+			if ix == index.IxLabels && errs[ix] == nil {
+				posts = index.BuildPostings(trees[ix]) // from its tree, in the same job
 			}
 		})
 	}
@@ -146,7 +148,7 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sc := new(scratch)
+			sc := new(index.Scratch)
 			for j := next.Add(1) - 1; j < int64(len(jobs)); j = next.Add(1) - 1 {
 				jobs[j](sc)
 			}
@@ -154,11 +156,15 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	}
 	wg.Wait()
 	for _, err := range errs {
+		if dup := (*index.DupError)(nil); errors.As(err, &dup) {
+			u := m.Indexes[dup.Index]
+			return nil, n, &UniqueError{Kind: m.GVK().String(), Index: u.Name, Value: model.FormatKey(u.Type, dup.Key), Holder: dup.Holder}
+		}
 		if err != nil {
 			return nil, n, err
 		}
 	}
-	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, work: trees, posts: posts, nextID: uint32(n), cooled: time.Now(), cooling: s.opts.cooling}
+	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, idx: index.Set{Trees: trees, Posts: posts}, nextID: uint32(n), cooled: time.Now(), cooling: s.opts.cooling}
 	st.hot.Store(^uint64(0)) // every tree, until readers show which they use
 	st.view.Store(st.copyView(0))
 	if n >= 10000 {
@@ -173,7 +179,7 @@ func loadObjects(db *memdb.MemDB, recs []*Record) error {
 	for i := 0; i < len(recs); i += buildChunk {
 		txn := db.Txn(true)
 		for _, r := range recs[i:min(i+buildChunk, len(recs))] {
-			if err := txn.Insert(tableObjects, r); err != nil {
+			if err := txn.Insert(index.Objects, r); err != nil {
 				txn.Abort()
 				return fmt.Errorf("index %s: %w", r.Name, err)
 			}
@@ -205,7 +211,7 @@ func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 // is filled in place; any other is decoded into a new record, also
 // returned in replaced. Each record gets its id: its position.
 func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) (recs, replaced []*Record, err error) {
-	raws, err := allRecords(src)
+	raws, err := index.AllRecords(src)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/internal/index"
 	"github.com/svcrun/svc/runtime/watch"
 )
 
@@ -48,8 +49,8 @@ func (s *Store) Watch(ctx context.Context, m *model.Model, opts WatchOptions) (*
 		var initial []Event
 		if opts.SendInitial {
 			p.sorts = p.sorts[:0]
-			p.sorts = append(p.sorts, sortKey{ix: ixName})
-			items, _, err := p.run(ctx, st.current(p.need()), 1, 0)
+			p.sorts = append(p.sorts, sortKey{ix: index.IxName})
+			items, _, err := p.run(ctx, view{st.current(p.need())}, 1, 0)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/store/internal/index"
 	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
@@ -481,16 +482,16 @@ func versionMismatch(kind, name string, sent, stored int64) error {
 // checkUnique fails when another object holds one of rec's keys on a
 // unique index. memdb does not enforce uniqueness of secondary indexes.
 func checkUnique(b *batch, t *table, m *model.Model, rec *Record) error {
-	work := b.state(t).work
+	work := b.state(t).idx.Trees
 	for i, ix := range m.Indexes {
 		if !ix.Unique {
 			continue
 		}
 		for _, k := range rec.Keys[i] {
 			var holder string
-			exact(string(k)).ascend(work[numDefaultIndexes+i], func(e entry) bool {
-				if e.rec.Name != rec.Name {
-					holder = e.rec.Name
+			index.Exact(string(k)).Ascend(work[index.NumDefault+i], func(e index.Entry) bool {
+				if e.Rec.Name != rec.Name {
+					holder = e.Rec.Name
 				}
 				return holder == ""
 			})
