@@ -216,7 +216,7 @@ func (s *Store) abort(b *batch, err error) {
 		// Undo the batch's index writes: index the applied records afresh.
 		st := b.states[t]
 		if trees, err := index.Rebuild(st.model, st.db); err == nil {
-			st.idx = index.NewSet(trees)
+			st.idx.Replace(trees)
 		} else {
 			s.log.Error("rebuilding indexes after a failed batch", "table", t.key, "err", err)
 		}
@@ -407,7 +407,7 @@ func (st *tableState) rebuildFromNames() error {
 		return err
 	}
 	st.db = db
-	st.idx = index.NewSet(trees)
+	st.idx.Replace(trees)
 	return nil
 }
 

@@ -16,8 +16,9 @@ type Set struct {
 	Writes uint64 // index entries written (set or deleted), for tests
 }
 
-// NewSet makes trees a Set, with the postings of their labels index.
-func NewSet(trees []*Tree) Set { return Set{Trees: trees, Posts: BuildPostings(trees[IxLabels])} }
+// Replace makes trees s's, with postings built from their labels index;
+// Writes goes on counting.
+func (s *Set) Replace(trees []*Tree) { s.Trees, s.Posts = trees, BuildPostings(trees[IxLabels]) }
 
 // View returns an immutable copy of s's trees in has (and of its
 // postings if has holds PostsBit), with db, a memdb snapshot, as of batch
