@@ -43,7 +43,7 @@ type Binding struct {
 const limitedCacheSize = 1024
 
 // Resolver decides requests from roles and bindings it is told about
-// (PutRole, PutBinding, …), usually by authz.Sync following the store. It
+// (PutRole, PutBinding, …), usually by rolesync.Sync following the store. It
 // is safe for concurrent use; a change takes effect on the next decision.
 //
 // A decision never lists roles or bindings. Each user's bound roles are

@@ -11,7 +11,7 @@ import (
 	"github.com/svcrun/svc/generated/core"
 	"github.com/svcrun/svc/runtime/api/problem"
 	"github.com/svcrun/svc/runtime/authn"
-	"github.com/svcrun/svc/runtime/authz"
+	"github.com/svcrun/svc/runtime/rbac/rolesync"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/rbac"
@@ -74,7 +74,7 @@ func GuardRoles(roles, bindings *model.Model, rc *core.RoleClient, g *Guard, bra
 		// into it included: otherwise a writer could create or label a role
 		// that roles labelled aggregate-to it fill with rules the writer
 		// does not hold, and then hold it.
-		want := g.Rules.RulesWith(authz.ToRole(r))
+		want := g.Rules.RulesWith(rolesync.ToRole(r))
 		var deps []string
 		if raw := r.Metadata.Annotations[depsKey]; raw != "" {
 			_ = json.Unmarshal([]byte(raw), &deps) // a malformed list grants nothing extra
@@ -125,7 +125,7 @@ func (g *Guard) mayReach(id authn.Identity, old, r *core.Role, builtin func(stri
 		return nil
 	}
 	var super *bool
-	for _, x := range g.Rules.Reached(authz.ToRole(r)) {
+	for _, x := range g.Rules.Reached(rolesync.ToRole(r)) {
 		if builtin != nil && builtin(x) {
 			if super == nil {
 				s := rbac.RulesCover(g.heldRules(id), superRules)
@@ -155,8 +155,8 @@ var superRules = []rbac.PolicyRule{
 // sameGrants reports whether b grants and passes on what a does: the
 // same rules, dependencies and aggregation targets.
 func sameGrants(res *rbac.Resolver, a, b *core.Role) bool {
-	ad, aa := res.Flows(authz.ToRole(a))
-	bd, ba := res.Flows(authz.ToRole(b))
+	ad, aa := res.Flows(rolesync.ToRole(a))
+	bd, ba := res.Flows(rolesync.ToRole(b))
 	return slices.Equal(ad, bd) && slices.Equal(aa, ba) && reflect.DeepEqual(toPolicyRules(a.Rules), toPolicyRules(b.Rules))
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/svcrun/svc/generated/core"
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/authn"
-	"github.com/svcrun/svc/runtime/authz"
+	"github.com/svcrun/svc/runtime/rbac/rolesync"
 	"github.com/svcrun/svc/runtime/controller"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/rbac"
@@ -94,7 +94,7 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	}
 	resolver := rbac.NewResolver(opts.Brand)
 	// Writes of roles and bindings answer once the resolver has them.
-	progress := authz.NewProgress()
+	progress := rolesync.NewProgress()
 	settle := func(ctx context.Context) error { return progress.WaitCurrent(ctx, rc, bc) }
 	roles.Settled, bindings.Settled = settle, settle
 	// docs/api.md: the super administrator's role cannot be edited or deleted.
@@ -106,7 +106,7 @@ func Setup(ctx context.Context, st *store.Store, opts Options) (*Security, error
 	ready := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- authz.SyncWithProgress(ctx, rc, bc, resolver, progress, func() { close(ready) })
+		errc <- rolesync.SyncWithProgress(ctx, rc, bc, resolver, progress, func() { close(ready) })
 	}()
 	select {
 	case <-ready:
