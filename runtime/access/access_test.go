@@ -292,3 +292,33 @@ func TestRandomAdminPasswordIsPrintedOnce(t *testing.T) {
 		t.Fatalf("printed password does not work: %d", st)
 	}
 }
+
+// TestNewStartsNothing: New builds access control without following roles
+// (the resolver is not ready until Start runs), and Start ends, with nil,
+// when its context does.
+func TestNewStartsNothing(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	acc, err := access.New(ctx, st, access.Options{Brand: "svc.run", AdminPassword: adminPW, Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancelShort()
+	if err := acc.WaitReady(short); err != context.DeadlineExceeded {
+		t.Fatalf("WaitReady before Start = %v, want the deadline", err)
+	}
+	run, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- acc.Start(run) }()
+	if err := acc.WaitReady(ctx); err != nil {
+		t.Fatalf("WaitReady after Start = %v", err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("Start = %v after its context ended, want nil", err)
+	}
+	if err := acc.Start(ctx); err == nil {
+		t.Error("a second Start ran")
+	}
+}
