@@ -10,7 +10,7 @@ CRASH_SIZES   ?= 100,102400
 CRASH_OBJECTS ?= 32
 SOAK          ?= 10m
 
-.PHONY: run test fmt-check vet unit allocs loadgen-test loadgen bench fuzz crash soak generate
+.PHONY: run test fmt-check vet unit allocs loadgen-test loadgen bench fuzz crash soak generate etcd cluster
 
 # Builds and starts the example server on the embedded store (./data).
 run:
@@ -71,6 +71,18 @@ crash:
 # SOAK; see tools/soak.sh for SOAK_RATE, SOAK_OBJECTS and the rest.
 soak:
 	GO=$(GO) SOAK=$(SOAK) sh tools/soak.sh
+
+# bin/etcd: the standard etcd server, built from tools/etcd, a module of its
+# own so that etcd's server stays out of the root module's graph. Tests
+# that start etcd (runtime/store/etcdtest) use it, or build it themselves.
+etcd:
+	cd tools/etcd && $(GO) build -o ../../bin/etcd .
+
+# A 3-member etcd cluster and three example-server replicas sharing it, on
+# loopback (127.0.0.1:8091-8093); Ctrl-C stops everything. See
+# tools/cluster.sh for CLUSTER_DIR and the ports.
+cluster:
+	GO=$(GO) bash tools/cluster.sh
 
 # examples/bookshelf is a module of its own (a plugin author's), outside ./...
 generate:
