@@ -74,23 +74,44 @@ func EnsureBuiltinRoles(ctx context.Context, roles *core.RoleClient, brand strin
 		names[i] = r.Metadata.Name
 	}
 	for _, r := range want {
-		cur, err := roles.Get(ctx, r.Metadata.Name)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			if _, err := roles.Create(ctx, r); err != nil {
-				return nil, fmt.Errorf("security: create role %s: %w", r.Metadata.Name, err)
-			}
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("security: read role %s: %w", r.Metadata.Name, err)
-		}
-		r.Metadata.Version = cur.Metadata.Version
-		r.Metadata.Finalizers = cur.Metadata.Finalizers
-		if _, err := roles.Update(ctx, r); err != nil {
-			return nil, fmt.Errorf("security: update role %s: %w", r.Metadata.Name, err)
+		if err := ensureRole(ctx, roles, r); err != nil {
+			return nil, err
 		}
 	}
 	return names, nil
+}
+
+// ensureRole creates r or overwrites the stored one. Replicas sharing a
+// store start side by side and race to do the same: a create that finds
+// the role, or an update that finds it changed, reads it again.
+func ensureRole(ctx context.Context, roles *core.RoleClient, r *core.Role) error {
+	for attempt := 0; ; attempt++ {
+		cur, err := roles.Get(ctx, r.Metadata.Name)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			r.Metadata.Version = nil
+			_, err = roles.Create(ctx, r)
+			if errors.Is(err, store.ErrAlreadyExists) && attempt < 8 {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("security: create role %s: %w", r.Metadata.Name, err)
+			}
+			return nil
+		case err != nil:
+			return fmt.Errorf("security: read role %s: %w", r.Metadata.Name, err)
+		}
+		r.Metadata.Version = cur.Metadata.Version
+		r.Metadata.Finalizers = cur.Metadata.Finalizers
+		_, err = roles.Update(ctx, r)
+		if errors.Is(err, store.ErrConflict) && attempt < 8 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("security: update role %s: %w", r.Metadata.Name, err)
+		}
+		return nil
+	}
 }
 
 // EnsureAdmin creates user admin bound to super-role when the store has no
@@ -117,7 +138,12 @@ func EnsureAdmin(ctx context.Context, users *core.UserClient, bindings *core.Rol
 	u := core.NewUser(AdminUser)
 	u.Spec.DisplayName = "Administrator"
 	u.Spec.Password = &hash
-	if _, err := users.Create(ctx, u); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+	if _, err := users.Create(ctx, u); err != nil {
+		if errors.Is(err, store.ErrAlreadyExists) {
+			// Another replica of a shared store created it first: its
+			// password stands, and only that replica printed one.
+			return false, nil
+		}
 		return false, fmt.Errorf("security: create admin: %w", err)
 	}
 	if err := bind(ctx, bindings, AdminUser, SuperRole); err != nil {

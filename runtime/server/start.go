@@ -113,7 +113,13 @@ func (u *startup) openStore(ctx context.Context) error {
 	}
 	// Load restores the data and starts nothing; the committer and syncer
 	// run from Start until the store's runnable closes it.
-	st, err := store.Load(store.Options{Dir: dir, Logger: u.log})
+	opts := store.Options{Dir: dir, Logger: u.log}
+	if e := u.f.Etcd; e.Enabled() {
+		opts.Dir = ""
+		opts.Etcd = &store.EtcdOptions{Endpoints: e.Endpoints, Prefix: e.Prefix, CAFile: e.CA, CertFile: e.Cert, KeyFile: e.Key,
+			Username: e.Username, Password: e.Password, MaxValueBytes: e.MaxObjectBytes, Logger: u.log}
+	}
+	st, err := store.Load(opts)
 	if err != nil {
 		return err
 	}

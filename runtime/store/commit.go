@@ -318,8 +318,10 @@ func (s *Store) syncer(done chan<- struct{}) {
 			(*hook)()
 		}
 		err := s.failure()
+		var rev uint64
 		if err == nil && s.backend != nil {
-			if _, werr := s.backend.Commit(b.payloads); werr != nil {
+			var werr error
+			if rev, werr = s.backend.Commit(b.payloads); werr != nil {
 				// The log dropped the batch (durable.Backend.Commit). Writes are
 				// refused until a probe finds the log writable again.
 				err = s.fail(s.logFailed(werr), false)
@@ -337,7 +339,7 @@ func (s *Store) syncer(done chan<- struct{}) {
 				o.done <- err
 			}
 		} else {
-			s.publish(b)
+			s.publish(b, int64(rev))
 		}
 		s.inflight.Done()
 	}
@@ -345,7 +347,7 @@ func (s *Store) syncer(done chan<- struct{}) {
 
 // publish makes a durable batch visible: names first, then index views,
 // then watch events, then the answers.
-func (s *Store) publish(b *batch) {
+func (s *Store) publish(b *batch, rev int64) {
 	for _, c := range b.changes {
 		st := b.states[c.t]
 		if c.c.HasNew {
@@ -364,6 +366,9 @@ func (s *Store) publish(b *batch) {
 	}
 	for _, c := range b.changes {
 		b.states[c.t].hub.Publish(c.c)
+	}
+	if rev != 0 { // the log's revision; a shared store's feed advances its own
+		s.advance(rev)
 	}
 	for i, o := range b.ops {
 		o.done <- b.errs[i]

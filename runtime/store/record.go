@@ -16,6 +16,10 @@ import (
 type Record struct {
 	Name    string
 	Version int64
+	// rev is the shared backend's revision of this version's write (its
+	// etcd mod revision), the precondition of the next write; 0 on the
+	// disk backend.
+	rev int64
 	// Data is the object's JSON (metadata.version included). Read-only.
 	Data []byte
 

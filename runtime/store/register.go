@@ -28,6 +28,11 @@ func (s *Store) Register(ctx context.Context, m *model.Model) error {
 		return err
 	}
 	t := s.tableFor(m.StorageKey())
+	if s.shared != nil {
+		// The raw table must hold still while the build reads it.
+		s.feedMu.Lock()
+		defer s.feedMu.Unlock()
+	}
 	var old *tableState
 	err := s.submit(ctx, &op{control: true, apply: func(*batch) error {
 		st := t.state.Load()
@@ -195,7 +200,9 @@ func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 	if err := json.Unmarshal(raw.Data, obj); err != nil {
 		return nil, fmt.Errorf("object %s does not decode: %w", raw.Name, err)
 	}
-	return newRecord(m, obj, raw.Data), nil
+	rec := newRecord(m, obj, raw.Data)
+	rec.rev = raw.rev
+	return rec, nil
 }
 
 // decodeAll returns every record of src, in name order, with its index

@@ -1,0 +1,492 @@
+// Package etcd is the store's shared backend: several replicas keep their
+// objects in one etcd cluster, which orders every write, and each replica
+// keeps the whole state in memory as a cache fed by etcd's watch
+// (docs/deployment.md).
+//
+// Unlike the disk backend, which commits what the one store decided,
+// etcd decides: a write is a transaction whose compares are the write's
+// preconditions (the name is free, the object is still at the revision
+// the writer read, a unique value is unclaimed), so two replicas racing
+// for the same object or value get exactly one success. The store then
+// waits until its own feed has applied the write's revision before it
+// answers, so a replica always reads its own writes.
+//
+// Layout under the prefix (default /svc/):
+//
+//	o/<table>/<name>    an object: the store's framed record
+//	u/<table>/<index>/<value>   a unique value's claim: the holder's name
+//	g/<table>           the last object removed for good from a table, put
+//	                    in the removal's transaction so every replica's
+//	                    watch event carries the same final state
+//	lock/...            leader elections (controllers)
+//	admin               first-admin marker (written once)
+package etcd
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+)
+
+// Options configure a connection to an etcd cluster.
+type Options struct {
+	// Endpoints are host:port or http(s)://host:port.
+	Endpoints []string
+	// Prefix is the key prefix every key lives under; default "/svc/".
+	Prefix string
+	// TLS files; any set turns TLS on.
+	CAFile, CertFile, KeyFile string
+	// Username and Password, if set, authenticate to etcd.
+	Username, Password string
+	// DialTimeout bounds the first connection; default 5s.
+	DialTimeout time.Duration
+	// RequestTimeout bounds one write; default 5s.
+	RequestTimeout time.Duration
+	// MaxValueBytes is the largest value a write may put; default
+	// DefaultMaxValueBytes, which fits etcd's default --max-request-bytes
+	// (1.5 MiB) with room for the transaction's other operations.
+	MaxValueBytes int
+	Logger        *slog.Logger
+}
+
+// DefaultMaxValueBytes leaves 64 KiB of etcd's default 1.5 MiB request
+// limit for keys, claims and the removal's final state.
+const DefaultMaxValueBytes = 1536*1024 - 64*1024
+
+// PageSize is how many keys one range request of a load reads.
+const PageSize = 1000
+
+// Backend is a connection to the cluster holding one store.
+type Backend struct {
+	cli    *clientv3.Client
+	prefix string
+	opts   Options
+	log    *slog.Logger
+}
+
+// Open connects to the cluster and checks that it answers.
+func Open(opts Options) (*Backend, error) {
+	if len(opts.Endpoints) == 0 {
+		return nil, errors.New("etcd: no endpoints")
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "/svc/"
+	}
+	if !strings.HasSuffix(opts.Prefix, "/") {
+		opts.Prefix += "/"
+	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = 5 * time.Second
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 5 * time.Second
+	}
+	if opts.MaxValueBytes <= 0 {
+		opts.MaxValueBytes = DefaultMaxValueBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	cfg := clientv3.Config{
+		Endpoints:   opts.Endpoints,
+		DialTimeout: opts.DialTimeout,
+		Username:    opts.Username,
+		Password:    opts.Password,
+		// Keepalives find a dead member so the client moves to another.
+		DialKeepAliveTime:    5 * time.Second,
+		DialKeepAliveTimeout: 3 * time.Second,
+		// Our values are at most MaxValueBytes; leave room for the rest.
+		MaxCallSendMsgSize: opts.MaxValueBytes + 256*1024,
+		Logger:             nil,
+	}
+	if opts.CAFile != "" || opts.CertFile != "" || opts.KeyFile != "" {
+		info := transport.TLSInfo{TrustedCAFile: opts.CAFile, CertFile: opts.CertFile, KeyFile: opts.KeyFile}
+		tc, err := info.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("etcd: TLS: %w", err)
+		}
+		tc.MinVersion = tls.VersionTLS12
+		cfg.TLS = tc
+	}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: connect to %v: %w", opts.Endpoints, err)
+	}
+	b := &Backend{cli: cli, prefix: opts.Prefix, opts: opts, log: opts.Logger}
+	ctx, cancel := context.WithTimeout(context.Background(), opts.DialTimeout)
+	defer cancel()
+	if _, err := b.Revision(ctx); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("etcd: %v does not answer: %w", opts.Endpoints, err)
+	}
+	return b, nil
+}
+
+// Client is the connection, for leader elections and tools.
+func (b *Backend) Client() *clientv3.Client { return b.cli }
+
+// Prefix is the key prefix of this store.
+func (b *Backend) Prefix() string { return b.prefix }
+
+// MaxValueBytes is the largest value a write may put.
+func (b *Backend) MaxValueBytes() int { return b.opts.MaxValueBytes }
+
+// Close closes the connection.
+func (b *Backend) Close() error { return b.cli.Close() }
+
+// ObjectKey is the key of an object.
+func (b *Backend) ObjectKey(table, name string) string {
+	return b.prefix + "o/" + table + "/" + name
+}
+
+// ClaimKey is the key claiming a unique index value in a table.
+func (b *Backend) ClaimKey(table, index, value string) string {
+	return b.prefix + "u/" + table + "/" + index + "/" + value
+}
+
+func (b *Backend) goneKey(table string) string { return b.prefix + "g/" + table }
+
+// Revision is the cluster's current revision, read through a quorum (a
+// linearizable count of one key, which costs etcd almost nothing).
+func (b *Backend) Revision(ctx context.Context) (int64, error) {
+	resp, err := b.cli.Get(ctx, b.prefix+"rev", clientv3.WithCountOnly())
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	return resp.Header.Revision, nil
+}
+
+// Entry is one stored object as loaded or watched.
+type Entry struct {
+	Value []byte
+	// ModRevision is the revision of the object's last write.
+	ModRevision int64
+}
+
+// Load reads every object at one revision, a page at a time, and returns
+// that revision; the feed then watches from the next one.
+func (b *Backend) Load(ctx context.Context, apply func(Entry) error) (int64, error) {
+	start := b.prefix + "o/"
+	end := clientv3.GetPrefixRangeEnd(start)
+	var rev int64
+	key := start
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(PageSize)}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := b.cli.Get(ctx, key, opts...)
+		if err != nil {
+			return 0, fmt.Errorf("etcd: load %s at revision %d: %w", key, rev, unavailable(err))
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		for _, kv := range resp.Kvs {
+			if err := apply(Entry{Value: kv.Value, ModRevision: kv.ModRevision}); err != nil {
+				return 0, fmt.Errorf("etcd: load %s: %w", kv.Key, err)
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return rev, nil
+		}
+		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// Event is one change to an object.
+type Event struct {
+	// Value is the object as written; nil for a removal.
+	Value []byte
+	// Prev is the object before a removal (its last value).
+	Prev []byte
+	// Final is the removal's final state, from the table's gone key put in
+	// the same transaction; nil if the key was removed by other means.
+	Final []byte
+}
+
+// CompactedError says the feed's revision was compacted away: the
+// replica must load again.
+type CompactedError struct{ Rev int64 }
+
+func (e *CompactedError) Error() string {
+	return fmt.Sprintf("etcd: revision compacted (compact revision %d): reload", e.Rev)
+}
+
+// Watch delivers every change to objects after revision from, one call
+// per revision (a transaction's changes together), in order, until ctx
+// ends or the watch fails; progress calls fn with no events to report
+// that nothing changed up to rev. A compacted start ends it with a
+// *CompactedError.
+func (b *Backend) Watch(ctx context.Context, from int64, fn func(rev int64, evs []Event) error) error {
+	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	ch := b.cli.Watch(ctx, b.prefix, clientv3.WithPrefix(), clientv3.WithRev(from+1),
+		clientv3.WithPrevKV(), clientv3.WithProgressNotify())
+	objects, gone := b.prefix+"o/", b.prefix+"g/"
+	next := from + 1
+	for resp := range ch {
+		if resp.CompactRevision != 0 {
+			return &CompactedError{Rev: resp.CompactRevision}
+		}
+		if err := resp.Err(); err != nil {
+			return fmt.Errorf("etcd: watch from revision %d: %w", next, err)
+		}
+		if resp.IsProgressNotify() {
+			if err := fn(resp.Header.Revision, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		var evs []Event
+		var finals map[string][]byte
+		rev := int64(0)
+		flush := func() error {
+			if rev == 0 {
+				return nil
+			}
+			err := fn(rev, evs)
+			evs, finals, rev = nil, nil, 0
+			return err
+		}
+		for _, ev := range resp.Events {
+			if ev.Kv.ModRevision != rev {
+				if err := flush(); err != nil {
+					return err
+				}
+				rev = ev.Kv.ModRevision
+			}
+			key := string(ev.Kv.Key)
+			switch {
+			case strings.HasPrefix(key, gone) && ev.Type == mvccpb.PUT:
+				if finals == nil {
+					finals = map[string][]byte{}
+				}
+				finals[key[len(gone):]] = ev.Kv.Value
+			case strings.HasPrefix(key, objects):
+				if ev.Type == mvccpb.PUT {
+					evs = append(evs, Event{Value: ev.Kv.Value})
+					continue
+				}
+				e := Event{}
+				if ev.PrevKv != nil {
+					e.Prev = ev.PrevKv.Value
+				}
+				// The gone key is put before the removal in one
+				// transaction, so it is seen first.
+				if f, ok := finals[tableOf(key[len(objects):])]; ok {
+					e.Final = f
+				}
+				evs = append(evs, e)
+			}
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		next = resp.Header.Revision + 1
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("etcd: watch from revision %d closed", next)
+}
+
+// tableOf is the table of an object key's suffix <group>/<plural>/<name>
+// or <plural>/<name>: everything before the last slash. Names cannot
+// contain a slash (metadata.name is a DNS subdomain).
+func tableOf(suffix string) string {
+	if i := strings.LastIndexByte(suffix, '/'); i >= 0 {
+		return suffix[:i]
+	}
+	return suffix
+}
+
+// Write is one object's write, with its preconditions.
+type Write struct {
+	Table, Name string
+	// ExpectRev is the object's mod revision the write was decided
+	// against; 0: the name must be free (a create).
+	ExpectRev int64
+	// Value is the object to put; nil removes it for good, with Final its
+	// final state for watchers.
+	Value, Final []byte
+	// Claim are unique values (ClaimKey) the object must hold after the
+	// write: each must be free or already this object's. Release are
+	// values it held and gives up.
+	Claim, Release []string
+}
+
+// ConflictError says a write's precondition failed; the fields say which.
+type ConflictError struct {
+	// Current is the object as stored (nil: absent) and its mod revision.
+	Current    []byte
+	CurrentRev int64
+	// Claim is a unique value held by Holder, another object.
+	Claim, Holder string
+	// Rev is the revision the answer was read at.
+	Rev int64
+}
+
+func (e *ConflictError) Error() string {
+	if e.Holder != "" {
+		return fmt.Sprintf("etcd: %s is held by %s", e.Claim, e.Holder)
+	}
+	return fmt.Sprintf("etcd: object changed (now at revision %d)", e.CurrentRev)
+}
+
+// TooLargeError says a value exceeds MaxValueBytes.
+type TooLargeError struct{ Size, Max int }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("etcd: the object is %d bytes stored, more than %d", e.Size, e.Max)
+}
+
+// UnavailableError says the cluster could not be reached or has no
+// quorum: the write may or may not have happened only if Unknown.
+type UnavailableError struct {
+	Err error
+}
+
+func (e *UnavailableError) Error() string { return "etcd unavailable: " + e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+func unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ue *UnavailableError
+	if errors.As(err, &ue) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &UnavailableError{Err: err}
+}
+
+// Commit runs ws as one transaction: all of them or none. It returns the
+// revision of the write, a *ConflictError naming the first failed
+// precondition, a *TooLargeError, or an *UnavailableError.
+func (b *Backend) Commit(ctx context.Context, ws ...Write) (int64, error) {
+	var cmps []clientv3.Cmp
+	var then, els []clientv3.Op
+	size := 0
+	for _, w := range ws {
+		key := b.ObjectKey(w.Table, w.Name)
+		if len(w.Value) > b.opts.MaxValueBytes {
+			return 0, &TooLargeError{Size: len(w.Value), Max: b.opts.MaxValueBytes}
+		}
+		size += len(w.Value) + len(w.Final)
+		if w.ExpectRev == 0 {
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
+		} else {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", w.ExpectRev))
+		}
+		els = append(els, clientv3.OpGet(key))
+		for _, c := range w.Claim {
+			// Free, or held by this object already.
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(c), "=", 0))
+			els = append(els, clientv3.OpGet(c))
+		}
+		if w.Value != nil {
+			then = append(then, clientv3.OpPut(key, string(w.Value)))
+		} else {
+			if w.Final != nil {
+				then = append(then, clientv3.OpPut(b.goneKey(w.Table), string(w.Final)))
+			}
+			then = append(then, clientv3.OpDelete(key))
+		}
+		for _, c := range w.Claim {
+			then = append(then, clientv3.OpPut(c, w.Name))
+		}
+		for _, c := range w.Release {
+			then = append(then, clientv3.OpDelete(c))
+		}
+	}
+	if size > b.opts.MaxValueBytes+64*1024 {
+		return 0, &TooLargeError{Size: size, Max: b.opts.MaxValueBytes}
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
+	defer cancel()
+	resp, err := b.cli.Txn(ctx).If(cmps...).Then(then...).Else(els...).Commit()
+	if err != nil {
+		if errors.Is(err, rpctypes.ErrRequestTooLarge) || errors.Is(err, rpctypes.ErrGRPCRequestTooLarge) {
+			return 0, &TooLargeError{Size: size, Max: b.opts.MaxValueBytes}
+		}
+		return 0, unavailable(err)
+	}
+	if resp.Succeeded {
+		return resp.Header.Revision, nil
+	}
+	// Which precondition failed: the Else reads answer in order.
+	i := 0
+	for _, w := range ws {
+		r := resp.Responses[i].GetResponseRange()
+		i++
+		ce := &ConflictError{Rev: resp.Header.Revision}
+		if len(r.Kvs) > 0 {
+			ce.Current, ce.CurrentRev = r.Kvs[0].Value, r.Kvs[0].ModRevision
+		}
+		if ce.CurrentRev != w.ExpectRev {
+			return 0, ce
+		}
+		for _, c := range w.Claim {
+			r := resp.Responses[i].GetResponseRange()
+			i++
+			if len(r.Kvs) > 0 && string(r.Kvs[0].Value) != w.Name {
+				ce.Claim, ce.Holder = c, string(r.Kvs[0].Value)
+				return 0, ce
+			}
+		}
+	}
+	// Only claims this object already holds failed: not a conflict, but
+	// a claim kept from an earlier version. Ask the caller to retry with
+	// them left out (it reads them as held).
+	return 0, errHeldClaims
+}
+
+// errHeldClaims: a write listed as new a claim its object already holds.
+var errHeldClaims = errors.New("etcd: a claimed value is already held by the object")
+
+// IsHeldClaims reports the error Commit returns when only claims the
+// object already held failed.
+func IsHeldClaims(err error) bool { return errors.Is(err, errHeldClaims) }
+
+// Get reads one key's value and mod revision through a quorum (nil if
+// absent).
+func (b *Backend) Get(ctx context.Context, key string) ([]byte, int64, error) {
+	resp, err := b.cli.Get(ctx, key)
+	if err != nil {
+		return nil, 0, unavailable(err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, resp.Header.Revision, nil
+	}
+	return resp.Kvs[0].Value, resp.Kvs[0].ModRevision, nil
+}
+
+// PutIfAbsent writes key once; it reports whether this call wrote it.
+func (b *Backend) PutIfAbsent(ctx context.Context, key, value string) (bool, error) {
+	resp, err := b.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, value)).Commit()
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return resp.Succeeded, nil
+}
+
+// Empty reports whether no object is stored under the prefix.
+func (b *Backend) Empty(ctx context.Context) (bool, error) {
+	resp, err := b.cli.Get(ctx, b.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return resp.Count == 0, nil
+}
