@@ -278,6 +278,13 @@ func (s *Server) readyz(c *gin.Context) {
 		s.fail(c, problem.New(http.StatusServiceUnavailable, "not ready: %v", err))
 		return
 	}
+	if err := s.opts.Store.Degraded(); err != nil {
+		// A replica of a shared store that cannot reach etcd: every
+		// replica is in the same state, so it keeps serving reads and
+		// says that writes fail.
+		c.JSON(http.StatusOK, gin.H{"status": "degraded", "writes": "unavailable: " + err.Error(), "revision": s.opts.Store.Revision()})
+		return
+	}
 	if len(building) > 0 {
 		c.Header("Retry-After", "1")
 		s.fail(c, problem.New(http.StatusServiceUnavailable, "not ready: indexes are being built for %v", building))
@@ -323,6 +330,9 @@ func (s *Server) middleware(c *gin.Context) {
 	id := s.bootID + "-" + strconv.FormatUint(s.reqSeq.Add(1), 36)
 	c.Set(requestIDKeyName, id)
 	c.Header("X-Request-Id", id)
+	if s.opts.Store != nil {
+		c.Writer = &revisionWriter{ResponseWriter: c.Writer, st: s.opts.Store}
+	}
 	if c.Request.Body != nil {
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)
 	}
@@ -358,6 +368,12 @@ func (s *Server) middleware(c *gin.Context) {
 	}
 	if s.opts.Guard != nil {
 		if err := s.opts.Guard(c); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
+	if s.opts.Store != nil {
+		if err := s.awaitRevision(c); err != nil {
 			s.fail(c, err)
 			return
 		}

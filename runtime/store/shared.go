@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -37,11 +38,17 @@ const applyWait = 10 * time.Second
 // openShared connects to the cluster and loads every object at one
 // revision into raw tables; Start watches from the next one.
 func (s *Store) openShared() error {
-	b, err := etcd.Open(*s.opts.Etcd)
+	eo := *s.opts.Etcd
+	if eo.Logger == nil {
+		eo.Logger = s.log
+	}
+	b, err := etcd.Open(eo)
 	if err != nil {
 		return err
 	}
 	s.shared = b
+	host, _ := os.Hostname()
+	s.replicaID = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), randomSuffix())
 	l := newLoader(s)
 	defer l.stop()
 	start := time.Now()
@@ -494,4 +501,18 @@ func (s *Store) deleteCollectionShared(ctx context.Context, m *model.Model, olds
 		recs = append(recs, rec)
 	}
 	return recs, nil
+}
+
+// Lead runs fn while this replica leads the election called name: on a
+// shared store, one replica at a time (the others wait, and one takes
+// over within seconds when the leader dies); on disk, the only process,
+// at once. fn's context ends when leadership is lost or ctx ends; Lead
+// returns when ctx ends.
+func (s *Store) Lead(ctx context.Context, name string, fn func(ctx context.Context)) {
+	if s.shared == nil {
+		fn(ctx)
+		<-ctx.Done()
+		return
+	}
+	s.shared.Lead(ctx, name, s.replicaID, fn)
 }

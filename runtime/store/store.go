@@ -93,6 +93,7 @@ type Store struct {
 	writeErr   atomic.Pointer[error]
 	feedCancel context.CancelFunc
 	feedDone   chan struct{}
+	replicaID  string // names this replica in leader elections
 	// Tests pause the feed (PauseFeedForTest): feedHold set stops it,
 	// watchCancel ends its watch, feedHeld says it stopped.
 	feedHold    atomic.Pointer[chan struct{}]

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -107,7 +108,9 @@ func Open(opts Options) (*Backend, error) {
 		DialKeepAliveTimeout: 3 * time.Second,
 		// Our values are at most MaxValueBytes; leave room for the rest.
 		MaxCallSendMsgSize: opts.MaxValueBytes + 256*1024,
-		Logger:             nil,
+		// The client's own logger would write zap lines of its retries;
+		// failures reach our log through the errors they return.
+		Logger: zap.NewNop(),
 	}
 	if opts.CAFile != "" || opts.CertFile != "" || opts.KeyFile != "" {
 		info := transport.TLSInfo{TrustedCAFile: opts.CAFile, CertFile: opts.CertFile, KeyFile: opts.KeyFile}
