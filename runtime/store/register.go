@@ -65,6 +65,11 @@ func (s *Store) Register(ctx context.Context, m *model.Model) error {
 	if err != nil {
 		return err
 	}
+	if s.shared != nil {
+		if err := s.syncClaims(ctx, m, t.state.Load()); err != nil {
+			return fmt.Errorf("store: register %s: unique-value claims: %w", m.GVK(), err)
+		}
+	}
 	s.log.Debug("model registered", "model", m.GVK().String(), "objects", n)
 	return nil
 }

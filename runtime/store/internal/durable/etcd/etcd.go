@@ -493,3 +493,73 @@ func (b *Backend) Empty(ctx context.Context) (bool, error) {
 	}
 	return resp.Count == 0, nil
 }
+
+// Copy puts objects (table, name, framed value) as they are, a
+// transaction of at most batch puts at a time: for a migration into an
+// empty prefix (Empty), not for a live store.
+func (b *Backend) Copy(ctx context.Context, table string, names []string, values [][]byte) error {
+	const batch = 64 // below etcd's default --max-txn-ops (128)
+	for i := 0; i < len(names); i += batch {
+		var ops []clientv3.Op
+		size := 0
+		for j := i; j < min(i+batch, len(names)); j++ {
+			if len(values[j]) > b.opts.MaxValueBytes {
+				return fmt.Errorf("etcd: %s/%s: %w", table, names[j], &TooLargeError{Size: len(values[j]), Max: b.opts.MaxValueBytes})
+			}
+			// A large object goes alone so a transaction stays under
+			// etcd's request limit.
+			if size+len(values[j]) > b.opts.MaxValueBytes && len(ops) > 0 {
+				if _, err := b.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
+					return unavailable(err)
+				}
+				ops, size = nil, 0
+			}
+			ops = append(ops, clientv3.OpPut(b.ObjectKey(table, names[j]), string(values[j])))
+			size += len(values[j])
+		}
+		if _, err := b.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
+			return unavailable(err)
+		}
+	}
+	return nil
+}
+
+func (b *Backend) claimSyncKey(table string) string { return b.prefix + "claimsync/" + table }
+
+// MarkClaimSync records that table's unique claims must be written from
+// its objects (after a migration) by the next replica that indexes it.
+func (b *Backend) MarkClaimSync(ctx context.Context, table string) error {
+	_, err := b.cli.Put(ctx, b.claimSyncKey(table), "pending")
+	return unavailable(err)
+}
+
+// ClaimSyncPending reports whether MarkClaimSync is pending for table.
+func (b *Backend) ClaimSyncPending(ctx context.Context, table string) (bool, error) {
+	resp, err := b.cli.Get(ctx, b.claimSyncKey(table), clientv3.WithCountOnly())
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return resp.Count > 0, nil
+}
+
+// SyncClaims writes each claim (key -> holder) that is absent, then
+// clears table's pending mark. A claim held by another object is left
+// alone and returned in conflicts.
+func (b *Backend) SyncClaims(ctx context.Context, table string, claims map[string]string) (written int, conflicts []string, err error) {
+	for key, holder := range claims {
+		resp, err := b.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+			Then(clientv3.OpPut(key, holder)).Else(clientv3.OpGet(key)).Commit()
+		if err != nil {
+			return written, conflicts, unavailable(err)
+		}
+		if resp.Succeeded {
+			written++
+			continue
+		}
+		if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 && string(kvs[0].Value) != holder {
+			conflicts = append(conflicts, key)
+		}
+	}
+	_, err = b.cli.Delete(ctx, b.claimSyncKey(table))
+	return written, conflicts, unavailable(err)
+}
