@@ -70,7 +70,7 @@ func minRevision(c *gin.Context) (int64, error) {
 	}
 	r, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || r < 0 {
-		return 0, problem.Invalid("bad minimum revision", object.FieldError{Field: name, Message: "must be a non-negative integer revision, as an earlier answer's "+RevisionHeader+" header gave"})
+		return 0, problem.Invalid("bad minimum revision", object.FieldError{Field: name, Message: "must be a non-negative integer revision, as an earlier answer's " + RevisionHeader + " header gave"})
 	}
 	return r, nil
 }

@@ -47,8 +47,8 @@ type Options struct {
 // Controller feeds a model's changes to a Reconciler. Build it with New
 // and run it with Start.
 type Controller struct {
-	opts    Options
-	log     *slog.Logger
+	opts Options
+	log  *slog.Logger
 	// queue is the current leadership term's queue (see Start).
 	queue   atomic.Pointer[queue.Queue]
 	started atomic.Bool

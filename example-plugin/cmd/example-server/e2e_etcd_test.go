@@ -224,4 +224,3 @@ func sameItems(t *testing.T, a, b string) bool {
 	}
 	return true
 }
-
