@@ -32,16 +32,26 @@ const MaxRevisionWait = 5 * time.Second
 
 // revisionWriter stamps the applied revision on the answer when its
 // headers go out, so an answer to a write carries at least the write's.
+//
+// A read is stamped with the revision at its start instead: what it
+// answers holds at least everything up to there, so a client that lists
+// and then watches from the list's revision misses nothing (it may see a
+// change twice, as a modification of what it listed).
 type revisionWriter struct {
 	gin.ResponseWriter
 	st      *store.Store
+	at      int64 // a read's revision at its start; 0 for a write
 	stamped bool
 }
 
 func (w *revisionWriter) stamp() {
 	if !w.stamped {
 		w.stamped = true
-		w.Header().Set(RevisionHeader, strconv.FormatInt(w.st.Revision(), 10))
+		rev := w.at
+		if rev == 0 {
+			rev = w.st.Revision()
+		}
+		w.Header().Set(RevisionHeader, strconv.FormatInt(rev, 10))
 	}
 }
 

@@ -331,7 +331,11 @@ func (s *Server) middleware(c *gin.Context) {
 	c.Set(requestIDKeyName, id)
 	c.Header("X-Request-Id", id)
 	if s.opts.Store != nil {
-		c.Writer = &revisionWriter{ResponseWriter: c.Writer, st: s.opts.Store}
+		rw := &revisionWriter{ResponseWriter: c.Writer, st: s.opts.Store}
+		if m := c.Request.Method; m == http.MethodGet || m == http.MethodHead {
+			rw.at = s.opts.Store.Revision()
+		}
+		c.Writer = rw
 	}
 	if c.Request.Body != nil {
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)

@@ -348,6 +348,14 @@ func (s *Store) syncer(done chan<- struct{}) {
 // publish makes a durable batch visible: names first, then index views,
 // then watch events, then the answers.
 func (s *Store) publish(b *batch, rev int64) {
+	if rev != 0 && len(b.payloads) == len(b.changes) {
+		// The log numbers each record: each change gets its record's
+		// number, so a watcher can resume after it (watch.Hub).
+		first := rev - int64(len(b.payloads)) + 1
+		for i := range b.changes {
+			b.changes[i].c.Rev = first + int64(i)
+		}
+	}
 	for _, c := range b.changes {
 		st := b.states[c.t]
 		if c.c.HasNew {

@@ -167,7 +167,11 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 			return nil, n, err
 		}
 	}
-	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, work: trees, posts: posts, nextID: uint32(n), cooled: time.Now(), cooling: s.opts.cooling}
+	hub := watch.NewHub[*Record](s.opts.WatchBuffer)
+	// Writes of m wait for the build (disk) or the feed does (shared):
+	// the hub's history starts at the store's revision now.
+	hub.Since(s.rev.Load())
+	st := &tableState{model: m, db: db, phase: phaseReady, hub: hub, byName: byName, work: trees, posts: posts, nextID: uint32(n), cooled: time.Now(), cooling: s.opts.cooling}
 	st.hot.Store(^uint64(0)) // every tree, until readers show which they use
 	st.view.Store(st.copyView(0))
 	if n >= 10000 {

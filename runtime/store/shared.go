@@ -257,6 +257,7 @@ func (s *Store) applyEvent(b *batch, rev int64, ev etcd.Event) {
 			}
 		}
 		b.remove(t, old, final)
+		b.changes[len(b.changes)-1].c.Rev = rev
 		return
 	}
 	rec, err := claim(m, m.KeysFingerprint(), rawRecord(e, rev))
@@ -266,6 +267,7 @@ func (s *Store) applyEvent(b *batch, rev int64, ev etcd.Event) {
 	}
 	rec.own()
 	b.put(t, old, rec, nil)
+	b.changes[len(b.changes)-1].c.Rev = rev
 }
 
 // rawRecord is a decoded put as a raw record, its bytes copied (the

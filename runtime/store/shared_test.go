@@ -299,3 +299,67 @@ func storetestEventually(t *testing.T, ok func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A watcher that drops off one replica resumes on another after the last
+// revision it saw: every later change once, none it already had.
+func TestSharedWatchResumesOnAnotherReplica(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	m := storetest.PersonModel()
+	rs := replicas(t, c.Endpoints(), "/resume/", 3, m)
+	w, err := rs[1].Watch(ctx, m, store.WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := rs[0].Create(ctx, m, storetest.NewPerson(fmt.Sprintf("a%d", i), Spec{Name: "x"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last int64
+	for i := range 3 { // read three of five, then go away
+		ev := <-w.C
+		if ev.Rev <= last {
+			t.Fatalf("event %d at revision %d after %d", i, ev.Rev, last)
+		}
+		last = ev.Rev
+	}
+	w.Close()
+	for i := 5; i < 8; i++ {
+		if _, err := rs[0].Create(ctx, m, storetest.NewPerson(fmt.Sprintf("a%d", i), Spec{Name: "x"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rs[2].WaitRevision(ctx, rs[0].Revision()); err != nil {
+		t.Fatal(err)
+	}
+	w2, err := rs[2].Watch(ctx, m, store.WatchOptions{After: last})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	for i := 3; i < 8; i++ {
+		select {
+		case ev := <-w2.C:
+			if want := fmt.Sprintf("a%d", i); ev.Object.Name != want || ev.Rev <= last {
+				t.Fatalf("resumed event %s at %d, want %s after %d", ev.Object.Name, ev.Rev, want, last)
+			}
+			last = ev.Rev
+		case <-time.After(5 * time.Second):
+			t.Fatalf("resumed watch stopped before a%d", i)
+		}
+	}
+	select {
+	case ev := <-w2.C:
+		t.Fatalf("unexpected event %s", ev.Object.Name)
+	case <-time.After(100 * time.Millisecond):
+	}
+	late := replicas(t, c.Endpoints(), "/resume/", 1, m)[0]
+	if _, err := late.Watch(ctx, m, store.WatchOptions{After: last - 1}); !errors.Is(err, watch.ErrTooOld) {
+		t.Fatalf("resume from before a replica's start: %v, want ErrTooOld", err)
+	}
+	if w3, err := late.Watch(ctx, m, store.WatchOptions{After: late.Revision()}); err != nil {
+		t.Fatalf("resume from a replica's own revision: %v", err)
+	} else {
+		w3.Close()
+	}
+}
