@@ -79,12 +79,21 @@ func (s *Store) Shared() bool { return s.shared != nil }
 // WaitRevision waits until the store has applied revision rev, or ctx
 // ends.
 func (s *Store) WaitRevision(ctx context.Context, rev int64) error {
+	var nudge <-chan time.Time
+	if s.shared != nil {
+		// If no change brings the feed there soon, ask etcd for progress.
+		t := time.NewTimer(20 * time.Millisecond)
+		defer t.Stop()
+		nudge = t.C
+	}
 	for {
 		ch := s.revSig.wait()
 		if s.rev.Load() >= rev {
 			return nil
 		}
 		select {
+		case <-nudge:
+			s.shared.RequestProgress(ctx)
 		case <-ch:
 		case <-ctx.Done():
 			return fmt.Errorf("store: revision %d not reached (at %d): %w", rev, s.rev.Load(), ctx.Err())
@@ -193,13 +202,13 @@ func (s *Store) Degraded() error {
 	return nil
 }
 
-// applyFeed applies the changes of one revision as one batch.
+// applyFeed applies changes up to revision rev as one batch.
 func (s *Store) applyFeed(rev int64, evs []etcd.Event) error {
 	s.feedMu.RLock()
 	defer s.feedMu.RUnlock()
 	err := s.submit(context.Background(), &op{apply: func(b *batch) error {
 		for _, ev := range evs {
-			s.applyEvent(b, rev, ev)
+			s.applyEvent(b, ev.Rev, ev)
 		}
 		return nil
 	}})
@@ -331,13 +340,13 @@ func (s *Store) resync(ctx context.Context) error {
 				if prev == nil {
 					continue
 				}
-				s.applyEvent(b, rev, etcd.Event{Prev: frame0(t.key, prev)})
+				s.applyEvent(b, rev, etcd.Event{Rev: rev, Prev: frame0(t.key, prev)})
 			}
 			for name, it := range byName {
 				if cur, _ := b.current(t, name); cur != nil && cur.rev == it.rev {
 					continue
 				}
-				s.applyEvent(b, it.rev, etcd.Event{Value: it.payload})
+				s.applyEvent(b, it.rev, etcd.Event{Rev: it.rev, Value: it.payload})
 			}
 		}
 		return nil

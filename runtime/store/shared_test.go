@@ -363,3 +363,25 @@ func TestSharedWatchResumesOnAnotherReplica(t *testing.T) {
 		w3.Close()
 	}
 }
+
+// A revision no object change reached (another prefix's write) is
+// reached through etcd's progress notification.
+func TestSharedWaitForARevisionOfAnotherPrefix(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	m := storetest.PersonModel()
+	a := replicas(t, c.Endpoints(), "/mine/", 1, m)[0]
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	resp, err := cli.Put(ctx, "/other/key", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := a.WaitRevision(wctx, resp.Header.Revision); err != nil {
+		t.Fatalf("waiting for revision %d of another prefix: %v", resp.Header.Revision, err)
+	}
+}

@@ -209,6 +209,8 @@ func (b *Backend) Load(ctx context.Context, apply func(Entry) error) (int64, err
 
 // Event is one change to an object.
 type Event struct {
+	// Rev is the revision of the change (its transaction's).
+	Rev int64
 	// Value is the object as written; nil for a removal.
 	Value []byte
 	// Prev is the object before a removal (its last value).
@@ -226,10 +228,11 @@ func (e *CompactedError) Error() string {
 	return fmt.Sprintf("etcd: revision compacted (compact revision %d): reload", e.Rev)
 }
 
-// Watch delivers every change to objects after revision from, one call
-// per revision (a transaction's changes together), in order, until ctx
-// ends or the watch fails; progress calls fn with no events to report
-// that nothing changed up to rev. A compacted start ends it with a
+// Watch delivers every change to objects after revision from, in
+// revision order, until ctx ends or the watch fails: one call per answer
+// of etcd's (many revisions when writes come fast), with rev the revision
+// everything up to which has been delivered. A progress notification
+// calls fn with no events. A compacted start ends it with a
 // *CompactedError.
 func (b *Backend) Watch(ctx context.Context, from int64, fn func(rev int64, evs []Event) error) error {
 	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
@@ -245,30 +248,17 @@ func (b *Backend) Watch(ctx context.Context, from int64, fn func(rev int64, evs 
 		if err := resp.Err(); err != nil {
 			return fmt.Errorf("etcd: watch from revision %d: %w", next, err)
 		}
-		if resp.IsProgressNotify() {
-			if err := fn(resp.Header.Revision, nil); err != nil {
-				return err
-			}
+		if len(resp.Events) == 0 && !resp.IsProgressNotify() {
+			// The created answer: its header says nothing of what this
+			// watch has delivered.
 			continue
 		}
 		var evs []Event
+		// The gone key of a removal is put before it in one transaction,
+		// so it is seen first: by table, the latest.
 		var finals map[string][]byte
-		rev := int64(0)
-		flush := func() error {
-			if rev == 0 {
-				return nil
-			}
-			err := fn(rev, evs)
-			evs, finals, rev = nil, nil, 0
-			return err
-		}
+		rev := resp.Header.Revision
 		for _, ev := range resp.Events {
-			if ev.Kv.ModRevision != rev {
-				if err := flush(); err != nil {
-					return err
-				}
-				rev = ev.Kv.ModRevision
-			}
 			key := string(ev.Kv.Key)
 			switch {
 			case strings.HasPrefix(key, gone) && ev.Type == mvccpb.PUT:
@@ -277,26 +267,27 @@ func (b *Backend) Watch(ctx context.Context, from int64, fn func(rev int64, evs 
 				}
 				finals[key[len(gone):]] = ev.Kv.Value
 			case strings.HasPrefix(key, objects):
+				e := Event{Rev: ev.Kv.ModRevision}
 				if ev.Type == mvccpb.PUT {
-					evs = append(evs, Event{Value: ev.Kv.Value})
-					continue
-				}
-				e := Event{}
-				if ev.PrevKv != nil {
-					e.Prev = ev.PrevKv.Value
-				}
-				// The gone key is put before the removal in one
-				// transaction, so it is seen first.
-				if f, ok := finals[tableOf(key[len(objects):])]; ok {
-					e.Final = f
+					e.Value = ev.Kv.Value
+				} else {
+					if ev.PrevKv != nil {
+						e.Prev = ev.PrevKv.Value
+					}
+					e.Final = finals[tableOf(key[len(objects):])]
 				}
 				evs = append(evs, e)
 			}
 		}
-		if err := flush(); err != nil {
+		if len(resp.Events) > 0 {
+			// Events are complete up to their last revision; the header
+			// may be ahead of them.
+			rev = resp.Events[len(resp.Events)-1].Kv.ModRevision
+		}
+		if err := fn(rev, evs); err != nil {
 			return err
 		}
-		next = resp.Header.Revision + 1
+		next = rev + 1
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -562,4 +553,13 @@ func (b *Backend) SyncClaims(ctx context.Context, table string, claims map[strin
 	}
 	_, err = b.cli.Delete(ctx, b.claimSyncKey(table))
 	return written, conflicts, unavailable(err)
+}
+
+// RequestProgress asks etcd to tell the watch how far it has delivered,
+// for a reader waiting for a revision no object change reached (a
+// revision of another prefix, or of a reload).
+func (b *Backend) RequestProgress(ctx context.Context) error {
+	// The watch's stream is keyed by its context's metadata: require
+	// leader, as Watch does.
+	return b.cli.RequestProgress(clientv3.WithRequireLeader(ctx))
 }
