@@ -430,7 +430,7 @@ func (s *Store) commitShared(ctx context.Context, m *model.Model, cur, rec *Reco
 		w.Value = frame(m, rec)
 		w.Claim, w.Release = minus(has, had), minus(had, has)
 	}
-	rev, err := s.shared.Commit(ctx, w)
+	rev, err := s.shared.Write(ctx, w)
 	if err == nil {
 		s.setWriteErr(nil)
 		s.waitApplied(rev)

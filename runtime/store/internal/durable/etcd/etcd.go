@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -73,6 +74,12 @@ type Backend struct {
 	prefix string
 	opts   Options
 	log    *slog.Logger
+	// group commit (Write): writes queue here, and one loop sends what
+	// queued while the last transactions were in flight as one.
+	queue    chan *queued
+	inflight chan struct{}
+	stop     chan struct{}
+	stopped  chan struct{}
 }
 
 // Open connects to the cluster and checks that it answers.
@@ -125,13 +132,16 @@ func Open(opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd: connect to %v: %w", opts.Endpoints, err)
 	}
-	b := &Backend{cli: cli, prefix: opts.Prefix, opts: opts, log: opts.Logger}
+	b := &Backend{cli: cli, prefix: opts.Prefix, opts: opts, log: opts.Logger,
+		queue: make(chan *queued, 1024), inflight: make(chan struct{}, maxInflight),
+		stop: make(chan struct{}), stopped: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), opts.DialTimeout)
 	defer cancel()
 	if _, err := b.Revision(ctx); err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("etcd: %v does not answer: %w", opts.Endpoints, err)
 	}
+	go b.group()
 	return b, nil
 }
 
@@ -144,8 +154,12 @@ func (b *Backend) Prefix() string { return b.prefix }
 // MaxValueBytes is the largest value a write may put.
 func (b *Backend) MaxValueBytes() int { return b.opts.MaxValueBytes }
 
-// Close closes the connection.
-func (b *Backend) Close() error { return b.cli.Close() }
+// Close stops the group commit and closes the connection.
+func (b *Backend) Close() error {
+	close(b.stop)
+	<-b.stopped
+	return b.cli.Close()
+}
 
 // ObjectKey is the key of an object.
 func (b *Backend) ObjectKey(table, name string) string {
@@ -365,10 +379,17 @@ func unavailable(err error) error {
 	return &UnavailableError{Err: err}
 }
 
-// Commit runs ws as one transaction: all of them or none. It returns the
+// Commit runs ws as one transaction: all of them or none. Write is the
+// same for one write, sharing a transaction with concurrent ones. It returns the
 // revision of the write, a *ConflictError naming the first failed
 // precondition, a *TooLargeError, or an *UnavailableError.
 func (b *Backend) Commit(ctx context.Context, ws ...Write) (int64, error) {
+	return b.commit(ctx, ws, true)
+}
+
+// commit is Commit; without explain, a failed precondition is a bare
+// *ConflictError (the group retries each write alone).
+func (b *Backend) commit(ctx context.Context, ws []Write, explain bool) (int64, error) {
 	var cmps []clientv3.Cmp
 	var then, els []clientv3.Op
 	size := 0
@@ -383,11 +404,15 @@ func (b *Backend) Commit(ctx context.Context, ws ...Write) (int64, error) {
 		} else {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", w.ExpectRev))
 		}
-		els = append(els, clientv3.OpGet(key))
+		if explain {
+			els = append(els, clientv3.OpGet(key))
+		}
 		for _, c := range w.Claim {
 			// Free, or held by this object already.
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(c), "=", 0))
-			els = append(els, clientv3.OpGet(c))
+			if explain {
+				els = append(els, clientv3.OpGet(c))
+			}
 		}
 		if w.Value != nil {
 			then = append(then, clientv3.OpPut(key, string(w.Value)))
@@ -418,6 +443,9 @@ func (b *Backend) Commit(ctx context.Context, ws ...Write) (int64, error) {
 	}
 	if resp.Succeeded {
 		return resp.Header.Revision, nil
+	}
+	if !explain {
+		return 0, &ConflictError{Rev: resp.Header.Revision}
 	}
 	// Which precondition failed: the Else reads answer in order.
 	i := 0
@@ -562,4 +590,148 @@ func (b *Backend) RequestProgress(ctx context.Context) error {
 	// The watch's stream is keyed by its context's metadata: require
 	// leader, as Watch does.
 	return b.cli.RequestProgress(clientv3.WithRequireLeader(ctx))
+}
+
+// Group commit. etcd's cost is mostly per request (a gRPC call, a raft
+// entry, an apply, a watch notification), so writes that arrive while
+// others are in flight go to etcd as one transaction of many writes.
+const (
+	maxInflight  = 2   // transactions in flight: fewer, larger groups measured faster (docs/performance.md)
+	maxGroupOps  = 120 // operations per transaction, under etcd's default --max-txn-ops (128)
+	maxGroupSize = 1 << 20
+)
+
+type queued struct {
+	ctx  context.Context
+	w    Write
+	keys []string
+	done chan result
+}
+
+type result struct {
+	rev int64
+	err error
+}
+
+// keys are the keys w touches: one transaction must not name a key twice.
+func (b *Backend) keysOf(w Write) []string {
+	keys := []string{b.ObjectKey(w.Table, w.Name)}
+	if w.Value == nil && w.Final != nil {
+		keys = append(keys, b.goneKey(w.Table))
+	}
+	keys = append(keys, w.Claim...)
+	return append(keys, w.Release...)
+}
+
+// Write commits one write, grouped with concurrent ones (see Commit for
+// its answers).
+func (b *Backend) Write(ctx context.Context, w Write) (int64, error) {
+	if len(w.Value) > b.opts.MaxValueBytes {
+		return 0, &TooLargeError{Size: len(w.Value), Max: b.opts.MaxValueBytes}
+	}
+	q := &queued{ctx: ctx, w: w, keys: b.keysOf(w), done: make(chan result, 1)}
+	select {
+	case b.queue <- q:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-b.stop:
+		return 0, &UnavailableError{Err: errors.New("closed")}
+	}
+	r := <-q.done
+	return r.rev, r.err
+}
+
+// group takes what has queued, up to a transaction's worth, and sends it
+// while up to maxInflight others are in flight.
+func (b *Backend) group() {
+	defer close(b.stopped)
+	var carry *queued
+	for {
+		first := carry
+		carry = nil
+		if first == nil {
+			select {
+			case first = <-b.queue:
+			case <-b.stop:
+				return
+			}
+		}
+		// Wait for a slot first: what queues meanwhile joins this group.
+		select {
+		case b.inflight <- struct{}{}:
+		case <-b.stop:
+			first.done <- result{err: &UnavailableError{Err: errors.New("closed")}}
+			return
+		}
+		group := []*queued{first}
+		seen := map[string]bool{}
+		ops, size := 0, 0
+		add := func(q *queued) {
+			for _, k := range q.keys {
+				seen[k] = true
+			}
+			ops += len(q.keys) + 1
+			size += len(q.w.Value) + len(q.w.Final)
+			group = append(group, q)
+		}
+		group = group[:0]
+		add(first)
+	fill:
+		for ops < maxGroupOps && size < maxGroupSize {
+			select {
+			case q := <-b.queue:
+				clash := ops+len(q.keys)+1 > maxGroupOps || size+len(q.w.Value)+len(q.w.Final) > maxGroupSize
+				for _, k := range q.keys {
+					clash = clash || seen[k]
+				}
+				if clash {
+					carry = q
+					break fill
+				}
+				add(q)
+			default:
+				break fill
+			}
+		}
+		go func() {
+			defer func() { <-b.inflight }()
+			b.send(group)
+		}()
+	}
+}
+
+// send commits a group as one transaction; if any precondition fails,
+// each write is tried on its own so each gets its own answer.
+func (b *Backend) send(group []*queued) {
+	if len(group) == 1 {
+		rev, err := b.Commit(group[0].ctx, group[0].w)
+		group[0].done <- result{rev, err}
+		return
+	}
+	ws := make([]Write, len(group))
+	for i, q := range group {
+		ws[i] = q.w
+	}
+	rev, err := b.commit(context.Background(), ws, false)
+	if err == nil {
+		for _, q := range group {
+			q.done <- result{rev: rev}
+		}
+		return
+	}
+	var ce *ConflictError
+	if !errors.As(err, &ce) && !IsHeldClaims(err) {
+		for _, q := range group {
+			q.done <- result{err: err}
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for _, q := range group {
+		wg.Go(func() {
+			rev, err := b.Commit(q.ctx, q.w)
+			q.done <- result{rev, err}
+		})
+	}
+	wg.Wait()
 }
