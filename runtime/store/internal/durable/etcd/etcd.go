@@ -432,7 +432,9 @@ func (b *Backend) commit(ctx context.Context, ws []Write, explain bool) (int64, 
 	if size > b.opts.MaxValueBytes+64*1024 {
 		return 0, &TooLargeError{Size: size, Max: b.opts.MaxValueBytes}
 	}
-	ctx, cancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
+	// A member that has lost its leader (no quorum) fails the write at
+	// once rather than after the timeout.
+	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), b.opts.RequestTimeout)
 	defer cancel()
 	resp, err := b.cli.Txn(ctx).If(cmps...).Then(then...).Else(els...).Commit()
 	if err != nil {
