@@ -385,3 +385,103 @@ func TestSharedWaitForARevisionOfAnotherPrefix(t *testing.T) {
 		t.Fatalf("waiting for revision %d of another prefix: %v", resp.Header.Revision, err)
 	}
 }
+
+// Under write load: a member down (quorum kept) stops nothing; quorum
+// lost refuses writes at once with an unavailable error while reads go
+// on; quorum back, writes resume with no restart; every acknowledged
+// write is there.
+func TestSharedMemberDownAndQuorumLoss(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	m := storetest.PersonModel()
+	a := replicas(t, c.Endpoints(), "/faults/", 1, m)[0]
+	var mu sync.Mutex
+	var acked []string
+	var refused int
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				name := fmt.Sprintf("w%d-%d", g, i)
+				_, err := a.Create(ctx, m, storetest.NewPerson(name, Spec{Name: "x"}))
+				mu.Lock()
+				switch {
+				case err == nil:
+					acked = append(acked, name)
+				case errors.Is(err, store.ErrUnavailable):
+					refused++
+				default:
+					mu.Unlock()
+					t.Errorf("create %s: %v", name, err)
+					return
+				}
+				mu.Unlock()
+				if err != nil {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
+	grows := func(what string) {
+		t.Helper()
+		n := count()
+		storetestEventually(t, func() bool { return count() > n+20 })
+		t.Logf("%s: %d writes acknowledged", what, count())
+	}
+	grows("three members")
+	c.Stop(2)
+	grows("one member down")
+	c.Restart(2)
+	c.WaitHealthy()
+	grows("member back")
+
+	// Quorum lost: writes are refused, reads go on.
+	c.Stop(1)
+	c.Stop(2)
+	mu.Lock()
+	refusedBefore := refused
+	mu.Unlock()
+	storetestEventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return refused > refusedBefore+3 })
+	if a.Degraded() == nil {
+		storetestEventually(t, func() bool { return a.Degraded() != nil })
+	}
+	mu.Lock()
+	first := acked[0]
+	mu.Unlock()
+	if _, err := a.Get(ctx, m, first); err != nil {
+		t.Fatalf("read without quorum: %v", err)
+	}
+	start := time.Now()
+	_, err := a.Create(ctx, m, storetest.NewPerson("no-quorum", Spec{Name: "x"}))
+	var ue *store.UnavailableError
+	if !errors.As(err, &ue) || !ue.Cluster {
+		t.Fatalf("write without quorum: %v, want an unavailable cluster", err)
+	}
+	t.Logf("a write without quorum was refused in %v", time.Since(start))
+
+	c.Restart(1)
+	c.Restart(2)
+	c.WaitHealthy()
+	grows("quorum back")
+	storetestEventually(t, func() bool { return a.Degraded() == nil })
+	close(stop)
+	wg.Wait()
+	if err := a.WaitRevision(ctx, a.Revision()); err != nil {
+		t.Fatal(err)
+	}
+	// A second replica loads from etcd: it has every acknowledged write.
+	b := replicas(t, c.Endpoints(), "/faults/", 1, m)[0]
+	for _, name := range acked {
+		if _, err := b.Get(ctx, m, name); err != nil {
+			t.Fatalf("acknowledged %s: %v", name, err)
+		}
+	}
+}
