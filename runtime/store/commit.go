@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-memdb"
+	"github.com/svcrun/svc/runtime/store/internal/index"
 	"github.com/svcrun/svc/runtime/watch"
 )
 
@@ -51,7 +52,7 @@ type batch struct {
 	errs []error // each op's outcome, once applied
 	// Per table of order, once committed: a view of what was applied, if a
 	// reader asked for one.
-	views []*view
+	views []*index.View
 }
 
 type tableName struct {
@@ -214,8 +215,8 @@ func (s *Store) abort(b *batch, err error) {
 		b.txns[t].Abort()
 		// Undo the batch's index writes: index the applied records afresh.
 		st := b.states[t]
-		if trees, err := rebuildTrees(st.model, st.db); err == nil {
-			st.setWork(trees)
+		if trees, err := index.Rebuild(st.model, st.db); err == nil {
+			st.idx.Replace(trees)
 		} else {
 			s.log.Error("rebuilding indexes after a failed batch", "table", t.key, "err", err)
 		}
@@ -274,22 +275,22 @@ func (s *Store) finish(b *batch) {
 		txn, state := b.txns[st.t], b.states[st.t]
 		var err error
 		if st.rec != nil {
-			err = txn.Insert(tableObjects, st.rec)
+			err = txn.Insert(index.Objects, st.rec)
 		} else {
-			err = txn.Delete(tableObjects, st.old)
+			err = txn.Delete(index.Objects, st.old)
 		}
 		if err != nil && b.err == nil {
 			b.err = fmt.Errorf("store: apply to %s: %w", st.t.key, err)
 		}
-		state.reindex(st.old, st.rec, false)
-		postRecord(state.posts, st.old, st.rec)
+		state.idx.Reindex(state.model, st.old, st.rec, false)
+		state.idx.Post(st.old, st.rec)
 	}
 	if s.failApply.Load() != nil { // a plain read per batch; tests only
 		if err := s.failApply.Swap(nil); err != nil && b.err == nil {
 			b.err = *err
 		}
 	}
-	b.views = make([]*view, len(b.order))
+	b.views = make([]*index.View, len(b.order))
 	for i, t := range b.order {
 		b.txns[t].Commit()
 		st := b.states[t]
@@ -404,22 +405,22 @@ func (s *Store) rollBack(b *batch) {
 	}
 }
 
-// rebuildFromNames replaces db and work with a fresh table of the records
+// rebuildFromNames replaces db and idx with a fresh table of the records
 // in byName. Called with mu held.
 func (st *tableState) rebuildFromNames() error {
 	st.byName.mu.RLock()
 	recs := slices.Collect(maps.Values(st.byName.m))
 	st.byName.mu.RUnlock()
-	db := newDB()
+	db := index.NewDB()
 	if err := loadObjects(db, recs); err != nil {
 		return err
 	}
-	trees, err := rebuildTrees(st.model, db)
+	trees, err := index.Rebuild(st.model, db)
 	if err != nil {
 		return err
 	}
 	st.db = db
-	st.setWork(trees)
+	st.idx.Replace(trees)
 	return nil
 }
 
@@ -469,7 +470,7 @@ func (b *batch) current(t *table, name string) (*Record, error) {
 		txn = b.state(t).db.Txn(false)
 		b.reads[t] = txn
 	}
-	raw, err := txn.First(tableObjects, indexID, name)
+	raw, err := txn.First(index.Objects, index.NameID, name)
 	if raw == nil || err != nil {
 		return nil, err
 	}
@@ -481,23 +482,23 @@ func (b *batch) current(t *table, name string) (*Record, error) {
 // later writes to check against; the rest waits for finish.
 func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 	st := b.state(t)
-	rec.seq = b.seq
+	rec.Seq = b.seq
 	if old != nil {
-		rec.id = old.id
-		if old.Name == rec.Name && old.created == rec.created && old.sig == rec.sig {
+		rec.ID = old.ID
+		if old.Name == rec.Name && old.Creation == rec.Creation && old.Sig == rec.Sig {
 			// The entries of keys rec keeps stay on old's base (reindex).
-			rec.base = old.base
-			if rec.base == nil {
-				rec.base = old
+			rec.Base = old.Base
+			if rec.Base == nil {
+				rec.Base = old
 			}
-			rec.base.latest.Store(rec)
+			rec.Base.Latest.Store(rec)
 		}
 	} else {
-		rec.id = st.nextID
+		rec.ID = st.nextID
 		st.nextID++
 	}
 	b.wrote(t, rec.Name, rec)
-	st.reindex(old, rec, true)
+	st.idx.Reindex(st.model, old, rec, true)
 	b.steps = append(b.steps, step{t, old, rec})
 	b.payloads = append(b.payloads, payload)
 	b.changes = append(b.changes, tableChange{t, watch.Change[*Record]{Old: old, New: rec, HasOld: old != nil, HasNew: true}})
@@ -507,7 +508,8 @@ func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 // clients (with its deletionTimestamp), which watchers receive.
 func (b *batch) remove(t *table, old, final *Record) {
 	b.wrote(t, old.Name, nil)
-	b.state(t).reindex(old, nil, true)
+	st := b.state(t)
+	st.idx.Reindex(st.model, old, nil, true)
 	b.steps = append(b.steps, step{t, old, nil})
 	b.payloads = append(b.payloads, encodeRemove(t.key, old.Name))
 	b.changes = append(b.changes, tableChange{t, watch.Change[*Record]{Old: final, HasOld: true}})

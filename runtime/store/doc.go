@@ -11,7 +11,7 @@
 // registered again.
 //
 // Every secondary index (labels, timestamps, the model's fields) is a
-// copy-on-write B+tree of our own (internal/cowtree, index.go). A memdb
+// copy-on-write B+tree of our own (internal/cowtree, internal/index). A memdb
 // radix entry costs ~450 bytes and several microseconds to insert, ten
 // times over for a model with nine indexes; a tree entry is 24 bytes, and
 // a tree copy is O(1), which is how readers get a consistent view without
@@ -22,17 +22,28 @@
 // tidwall/btree because that could take a built index only one entry at a
 // time: the O(n) bulk build took BenchmarkIndexBuild_1M from 10.6 to 5.95
 // s (4d7b519), and its subtree counts and label summaries answer totals
-// and skip non-matching nodes (below). Label postings (postings.go) took
+// and skip non-matching nodes (below). Label postings (internal/index) took
 // BenchmarkListPage20TwoLabels_100k from 1.4-2.8 ms to 42-51 µs
 // (1002f99). A hash map of names (store.go's names) answers point reads:
 // a hash lookup costs a fraction of a memdb transaction plus radix walk.
 //
 // # Layout
 //
-// The store's files each have one job: store.go (tables, Load/Start/
-// Close), register.go and build.go (a model's bulk build), index.go,
-// ranges.go and postings.go (the indexes and their views), list.go (the
-// query planner: candidate sets, totals, one method per walk strategy),
+// Three packages below this one each have one job, with small concrete
+// interfaces between them (no interface values on per-entry paths: Go
+// inlines across packages, not through interfaces):
+//
+//   - internal/record: the Record (store.Record is an alias) and its
+//     index keys; everything else reads it.
+//   - internal/index: the indexes (entries, trees, spans, label postings,
+//     key ranges, the memdb name table), their bulk build and Reindex, the
+//     committer's writable Set and the readers' immutable View.
+//   - internal/plan: the query planner over an index.View (candidate
+//     sets, totals, one method per walk strategy).
+//
+// This package is the commit path and the facade: store.go (tables,
+// Load/Start/Close), register.go (a model's bulk build, on every core),
+// views.go (handing readers views), list.go and watch.go (the read API),
 // write.go (the write operations), commit.go (the committer and the
 // syncer), health.go (refusing and resuming writes), persist.go (restore
 // and snapshot hand-over), frame.go (how a record is framed for the log
@@ -48,10 +59,10 @@
 // A table whose model is not registered (a stopped plugin, or data found
 // at start-up before its plugin registers) is kept "raw": records by name
 // only. Register decodes every record with the model (on every core),
-// sorts each index's entries (build.go), builds each tree bottom-up from
-// them, and swaps the new state in; meanwhile reads and writes of the
-// model fail with ErrNotReady (Reserve makes that so before a server
-// starts serving).
+// sorts each index's entries (internal/index/build.go), builds each tree
+// bottom-up from them, and swaps the new state in; meanwhile reads and
+// writes of the model fail with ErrNotReady (Reserve makes that so before
+// a server starts serving).
 //
 // A record holds the object's JSON as served plus the keys its indexes and
 // selectors need, extracted once at write time, so lists never decode JSON.
@@ -59,12 +70,13 @@
 // walking a tree forward yields ties in the default list order. The trees
 // keep subtree counts, so the number of entries in any key range (the
 // total of a one-term list, the size of a candidate set, the objects a
-// range term such as spec.age>=18 allows: ranges.go) is found without
-// visiting them, and subtree summaries of the entries' label signatures,
-// so a list passes over whole nodes that cannot match its label terms
-// (list.go). Each label value also keeps a bitmap of its objects' ids
-// (postings.go), so several label terms intersect word by word. A hash
-// map mirrors the name index for point reads.
+// range term such as spec.age>=18 allows: internal/index/ranges.go) is
+// found without visiting them, and subtree summaries of the entries'
+// label signatures, so a list passes over whole nodes that cannot match
+// its label terms (internal/plan). Each label value also keeps a bitmap
+// of its objects' ids (internal/index/postings.go), so several label
+// terms intersect word by word. A hash map mirrors the name index for
+// point reads.
 //
 // # Writes
 //

@@ -1,6 +1,9 @@
 package store
 
-import "github.com/svcrun/svc/runtime/model"
+import (
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/internal/plan"
+)
 
 // PlanForTest describes how List would start q on m's current view.
 type PlanForTest struct {
@@ -17,21 +20,14 @@ func (s *Store) ListPlanForTest(m *model.Model, q Query) (PlanForTest, error) {
 	if err != nil {
 		return PlanForTest{}, err
 	}
-	p, err := compile(m, q)
+	p, err := plan.Compile(m, q)
 	if err != nil {
 		return PlanForTest{}, err
 	}
-	v := st.current(p.need())
-	c := p.candidates(v)
-	out := PlanForTest{Within: -1, Covered: c.covered, Total: -1}
-	if c.best != nil {
-		out.Driver, out.DriverCount = m.IndexAt(c.best.ix).Name, c.best.count
-	}
-	if c.within != nil {
-		out.Within = c.within.count
-	}
-	if n, ok := p.total(v, int64(v.trees[ixCreated].Len()), c.best); ok {
-		out.Total = n
+	sh := p.Shape(st.current(p.Need()))
+	out := PlanForTest{DriverCount: sh.DriverCount, Within: sh.Within, Covered: sh.Covered, Total: sh.Total}
+	if sh.Driver >= 0 {
+		out.Driver = m.IndexAt(sh.Driver).Name
 	}
 	return out, nil
 }

@@ -2,14 +2,13 @@ package store
 
 import (
 	"encoding/json"
-	"fmt"
-	"slices"
 	"time"
-	"unsafe"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store/internal/durable/disk"
+	"github.com/svcrun/svc/runtime/store/internal/index"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // EncodeObjectForTest frames obj (with its final metadata) as the store
@@ -20,7 +19,7 @@ func EncodeObjectForTest(m *model.Model, obj object.Object) ([]byte, int, error)
 	if err != nil {
 		return nil, 0, err
 	}
-	return encodePut(m.StorageKey(), newRecord(m, obj, data)), len(data), nil
+	return encodePut(m.StorageKey(), record.New(m, obj, data)), len(data), nil
 }
 
 // BreakLogForTest closes the write-ahead log under the store, so the next
@@ -47,37 +46,7 @@ func (s *Store) CheckPostingsForTest(m *model.Model) error {
 	if err != nil {
 		return err
 	}
-	v := st.current(^uint64(0))
-	recs, err := allRecords(v.db)
-	if err != nil {
-		return err
-	}
-	want := map[posting]bool{}
-	words := map[[2]any]uint64{}
-	for _, r := range recs {
-		for _, l := range r.labels {
-			words[[2]any{l, r.id / 64}] |= 1 << (r.id % 64)
-		}
-	}
-	for k, w := range words {
-		want[posting{label: k[0].(string), chunk: k[1].(uint32), bits: w}] = true
-	}
-	var got []posting
-	v.posts.Scan(func(p posting) bool { got = append(got, p); return true })
-	if len(got) != len(want) {
-		return fmt.Errorf("%d postings, want %d", len(got), len(want))
-	}
-	for _, p := range got {
-		if !want[p] {
-			return fmt.Errorf("posting %q chunk %d bits %#x is not what the records say", p.label, p.chunk, p.bits)
-		}
-	}
-	var built []posting
-	buildPostings(v.trees[ixLabels]).Scan(func(p posting) bool { built = append(built, p); return true })
-	if !slices.Equal(built, got) {
-		return fmt.Errorf("postings built afresh differ from the kept ones")
-	}
-	return nil
+	return index.CheckPostings(st.current(^uint64(0)))
 }
 
 // KeyCopiesForTest counts, in m's current view, the string copies that the
@@ -88,22 +57,7 @@ func (s *Store) KeyCopiesForTest(m *model.Model) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := st.current(^uint64(0))
-	copies := map[string]int{}
-	seen := map[*byte]bool{}
-	count := func(key, a string) {
-		if p := unsafe.StringData(a); a != "" && !seen[p] {
-			seen[p] = true
-			copies[key]++
-		}
-	}
-	for ix, t := range v.trees {
-		if t != nil {
-			t.Scan(func(e entry) bool { count(fmt.Sprint(ix, ":", e.a), e.a); return true })
-		}
-	}
-	v.posts.Scan(func(p posting) bool { count(fmt.Sprint(ixLabels, ":", p.label), p.label); return true })
-	return copies, nil
+	return index.KeyCopies(st.current(^uint64(0))), nil
 }
 
 // DurableForTest returns the number of the last batch of m's table in the
@@ -127,16 +81,16 @@ func WithGatherDelayForTest(opts Options, d time.Duration) Options {
 }
 
 // ViewHasTreeForTest reports whether m's newest view holds the tree of the
-// index named index.
-func (s *Store) ViewHasTreeForTest(m *model.Model, index string) bool {
+// index named name.
+func (s *Store) ViewHasTreeForTest(m *model.Model, name string) bool {
 	_, st, err := s.ready(m)
 	if err != nil {
 		return false
 	}
 	for ix, x := range m.AllIndexes() {
-		if x.Name == index {
+		if x.Name == name {
 			v := st.view.Load()
-			return v.has&treeBit(ix) != 0 && v.trees[ix] != nil
+			return v.Has&index.TreeBit(ix) != 0 && v.Tree(ix) != nil
 		}
 	}
 	return false
@@ -151,7 +105,7 @@ func (s *Store) EntryWritesForTest(m *model.Model) uint64 {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.entryWrites
+	return st.idx.Writes
 }
 
 // PauseFeedForTest stops (on) or resumes a replica's etcd feed; stopped,

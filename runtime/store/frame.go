@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // Log and snapshot record kinds. These numbers are on disk: never renumber
@@ -36,7 +37,7 @@ func putSize(table string, r *Record) int {
 // buffer for every record.
 func appendPut(b []byte, table string, r *Record) []byte {
 	kind := kindPut
-	if r.fp != 0 || r.blob != nil {
+	if r.FP != 0 || r.Blob != nil {
 		kind = kindPutKeys
 	}
 	b = append(b, kind)
@@ -50,8 +51,8 @@ func appendPut(b []byte, table string, r *Record) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.Data)))
 	b = append(b, r.Data...)
-	if r.blob != nil {
-		return append(b, r.blob...)
+	if r.Blob != nil {
+		return append(b, r.Blob...)
 	}
 	return appendKeys(b, r)
 }
@@ -60,20 +61,20 @@ func appendPut(b []byte, table string, r *Record) []byte {
 // endian), the labels, creation and deletion keys, the finalizer flag, and
 // the keys of each of the model's own indexes; strings are length-prefixed.
 func appendKeys(b []byte, r *Record) []byte {
-	b = binary.LittleEndian.AppendUint64(b, r.fp)
-	b = binary.AppendUvarint(b, uint64(len(r.labels)))
-	for _, l := range r.labels {
+	b = binary.LittleEndian.AppendUint64(b, r.FP)
+	b = binary.AppendUvarint(b, uint64(len(r.Labels)))
+	for _, l := range r.Labels {
 		b = appendString(b, l)
 	}
-	b = appendString(b, string(r.created))
-	b = appendString(b, string(r.deletion))
-	if r.pending {
+	b = appendString(b, string(r.Creation))
+	b = appendString(b, string(r.Deletion))
+	if r.Pending {
 		b = append(b, 1)
 	} else {
 		b = append(b, 0)
 	}
-	b = binary.AppendUvarint(b, uint64(len(r.keys)))
-	for _, ks := range r.keys {
+	b = binary.AppendUvarint(b, uint64(len(r.Keys)))
+	for _, ks := range r.Keys {
 		b = binary.AppendUvarint(b, uint64(len(ks)))
 		for _, k := range ks {
 			b = appendString(b, string(k))
@@ -83,17 +84,17 @@ func appendKeys(b []byte, r *Record) []byte {
 }
 
 func keysSize(r *Record) int {
-	if r.blob != nil {
-		return len(r.blob)
+	if r.Blob != nil {
+		return len(r.Blob)
 	}
-	if r.fp == 0 {
+	if r.FP == 0 {
 		return 0
 	}
-	n := 32 + len(r.created) + len(r.deletion)
-	for _, l := range r.labels {
+	n := 32 + len(r.Creation) + len(r.Deletion)
+	for _, l := range r.Labels {
 		n += len(l) + 2
 	}
-	for _, ks := range r.keys {
+	for _, ks := range r.Keys {
 		n += 2
 		for _, k := range ks {
 			n += len(k) + 2
@@ -137,18 +138,18 @@ func parseKeys(r *Record, section []byte) bool {
 		return s
 	}
 	if n := uv(); ok && n > 0 {
-		r.labels = make([]string, n)
-		for i := range r.labels {
-			r.labels[i] = str()
+		r.Labels = make([]string, n)
+		for i := range r.Labels {
+			r.Labels[i] = str()
 		}
-		r.sig = labelSig(r.labels)
+		r.Sig = record.LabelSig(r.Labels)
 	}
-	r.created = model.Key(str())
-	r.deletion = model.Key(str())
+	r.Creation = model.Key(str())
+	r.Deletion = model.Key(str())
 	if !ok || len(blob) == 0 {
 		return false
 	}
-	r.pending, blob = blob[0] == 1, blob[1:]
+	r.Pending, blob = blob[0] == 1, blob[1:]
 	if n := uv(); ok && n > 0 {
 		// One backing array serves every index: count the keys first.
 		rest, total := blob, 0
@@ -163,20 +164,20 @@ func parseKeys(r *Record, section []byte) bool {
 			return false
 		}
 		blob = rest
-		r.keys = make([][]model.Key, n)
+		r.Keys = make([][]model.Key, n)
 		all := make([]model.Key, 0, total)
-		for i := range r.keys {
+		for i := range r.Keys {
 			if m := uv(); m > 0 {
 				start := len(all)
 				for range m {
 					all = append(all, model.Key(str()))
 				}
-				r.keys[i] = all[start:len(all):len(all)]
+				r.Keys[i] = all[start:len(all):len(all)]
 			}
 		}
 	}
-	r.indexed = ok && len(blob) == 0
-	return r.indexed
+	r.Indexed = ok && len(blob) == 0
+	return r.Indexed
 }
 
 // uvarintString is binary.Uvarint over a string.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store/internal/durable/etcd"
+	"github.com/svcrun/svc/runtime/store/internal/index"
 )
 
 // ErrNotEmpty is a migration refused because the etcd prefix already
@@ -46,7 +47,7 @@ func MigrateToEtcd(ctx context.Context, dir string, eo EtcdOptions, force bool) 
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		recs, err := allRecords(tables[key].state.Load().db)
+		recs, err := index.AllRecords(tables[key].state.Load().db)
 		if err != nil {
 			return counts, fmt.Errorf("migrate: read %s: %w", key, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/store/internal/durable/disk"
+	"github.com/svcrun/svc/runtime/store/internal/index"
 )
 
 const (
@@ -82,10 +83,10 @@ func (l *loader) applyRev(payload []byte, rev int64) error {
 	r := restored{t: l.s.tableFor(e.table), name: e.name}
 	if e.kind == kindPut {
 		// payload is only valid during the call: copy what the record keeps.
-		r.rec = &Record{Name: e.name, Version: e.version, Data: append([]byte(nil), e.data...), rev: rev}
+		r.rec = &Record{Name: e.name, Version: e.version, Data: append([]byte(nil), e.data...), Rev: rev}
 		if len(e.keys) >= 8 {
-			r.rec.blob = append([]byte(nil), e.keys...)
-			r.rec.fp = binary.LittleEndian.Uint64(e.keys)
+			r.rec.Blob = append([]byte(nil), e.keys...)
+			r.rec.FP = binary.LittleEndian.Uint64(e.keys)
 		}
 	} else if e.kind != kindRemove {
 		return nil
@@ -119,10 +120,10 @@ func (l *loader) insert() {
 			}
 			var err error
 			if r.rec != nil {
-				if err = txn.Insert(tableObjects, r.rec); err != nil {
+				if err = txn.Insert(index.Objects, r.rec); err != nil {
 					err = fmt.Errorf("restore %s/%s: %w", r.t.key, r.name, err)
 				}
-			} else if _, err = txn.DeleteAll(tableObjects, indexID, r.name); err != nil {
+			} else if _, err = txn.DeleteAll(index.Objects, index.NameID, r.name); err != nil {
 				err = fmt.Errorf("restore removal %s/%s: %w", r.t.key, r.name, err)
 			}
 			if err != nil {
@@ -181,7 +182,7 @@ func (s *Store) startSnapshot() {
 	s.backend.Snapshot(func(add func(payload []byte) error) error {
 		var buf []byte // add copies, so one buffer serves every record
 		for _, v := range views {
-			it, err := v.db.Txn(false).Get(tableObjects, indexID+"_prefix", []byte(nil))
+			it, err := v.db.Txn(false).Get(index.Objects, index.NameID+"_prefix", []byte(nil))
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/internal/index"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 	"github.com/svcrun/svc/runtime/watch"
 )
 
@@ -131,19 +134,19 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	// independent: build them side by side on every core.
 	db := src
 	var byName *names
-	trees := make([]*tree, numDefaultIndexes+len(m.Indexes))
+	trees := make([]*index.Tree, index.NumDefault+len(m.Indexes))
 	errs := make([]error, len(trees))
-	jobs := []func(*scratch){
-		func(*scratch) { errs[0] = loadObjects(db, replaced) },
-		func(*scratch) { byName = newNames(recs) },
+	jobs := []func(*index.Scratch){
+		func(*index.Scratch) { errs[0] = loadObjects(db, replaced) },
+		func(*index.Scratch) { byName = newNames(recs) },
 	}
-	order, metas := defaultOrder(recs), metasOf(recs)
-	var posts *postings
+	order, metas := index.DefaultOrder(recs), index.MetasOf(recs)
+	var posts *index.Postings
 	for ix := 1; ix < len(trees); ix++ {
-		jobs = append(jobs, func(sc *scratch) {
-			trees[ix], errs[ix] = buildTree(m, recs, order, metas, ix, sc)
-			if ix == ixLabels && errs[ix] == nil {
-				posts = buildPostings(trees[ix]) // from its tree, in the same job
+		jobs = append(jobs, func(sc *index.Scratch) {
+			trees[ix], errs[ix] = index.BuildTree(m, recs, order, metas, ix, sc)
+			if ix == index.IxLabels && errs[ix] == nil {
+				posts = index.BuildPostings(trees[ix]) // from its tree, in the same job
 			}
 		})
 	}
@@ -155,7 +158,7 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sc := new(scratch)
+			sc := new(index.Scratch)
 			for j := next.Add(1) - 1; j < int64(len(jobs)); j = next.Add(1) - 1 {
 				jobs[j](sc)
 			}
@@ -163,6 +166,10 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	}
 	wg.Wait()
 	for _, err := range errs {
+		if dup := (*index.DupError)(nil); errors.As(err, &dup) {
+			u := m.Indexes[dup.Index]
+			return nil, n, &UniqueError{Kind: m.GVK().String(), Index: u.Name, Value: model.FormatKey(u.Type, dup.Key), Holder: dup.Holder}
+		}
 		if err != nil {
 			return nil, n, err
 		}
@@ -171,7 +178,7 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 	// Writes of m wait for the build (disk) or the feed does (shared):
 	// the hub's history starts at the store's revision now.
 	hub.Since(s.rev.Load())
-	st := &tableState{model: m, db: db, phase: phaseReady, hub: hub, byName: byName, work: trees, posts: posts, nextID: uint32(n), cooled: time.Now(), cooling: s.opts.cooling}
+	st := &tableState{model: m, db: db, phase: phaseReady, hub: hub, byName: byName, idx: index.Set{Trees: trees, Posts: posts}, nextID: uint32(n), cooled: time.Now(), cooling: s.opts.cooling}
 	st.hot.Store(^uint64(0)) // every tree, until readers show which they use
 	st.view.Store(st.copyView(0))
 	if n >= 10000 {
@@ -186,7 +193,7 @@ func loadObjects(db *memdb.MemDB, recs []*Record) error {
 	for i := 0; i < len(recs); i += buildChunk {
 		txn := db.Txn(true)
 		for _, r := range recs[i:min(i+buildChunk, len(recs))] {
-			if err := txn.Insert(tableObjects, r); err != nil {
+			if err := txn.Insert(index.Objects, r); err != nil {
 				txn.Abort()
 				return fmt.Errorf("index %s: %w", r.Name, err)
 			}
@@ -200,8 +207,8 @@ func loadObjects(db *memdb.MemDB, recs []*Record) error {
 // were computed under m's fingerprint fp (filled in from the persisted
 // blob if need be), else a new record decoded from its JSON.
 func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
-	if fp != 0 && raw.fp == fp {
-		if raw.indexed || raw.blob != nil && parseKeys(raw, raw.blob) && len(raw.keys) == len(m.Indexes) {
+	if fp != 0 && raw.FP == fp {
+		if raw.Indexed || raw.Blob != nil && parseKeys(raw, raw.Blob) && len(raw.Keys) == len(m.Indexes) {
 			return raw, nil
 		}
 	}
@@ -209,8 +216,8 @@ func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 	if err := json.Unmarshal(raw.Data, obj); err != nil {
 		return nil, fmt.Errorf("object %s does not decode: %w", raw.Name, err)
 	}
-	rec := newRecord(m, obj, raw.Data)
-	rec.rev = raw.rev
+	rec := record.New(m, obj, raw.Data)
+	rec.Rev = raw.Rev
 	return rec, nil
 }
 
@@ -220,7 +227,7 @@ func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 // is filled in place; any other is decoded into a new record, also
 // returned in replaced. Each record gets its id: its position.
 func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) (recs, replaced []*Record, err error) {
-	raws, err := allRecords(src)
+	raws, err := index.AllRecords(src)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -245,8 +252,8 @@ func decodeAll(ctx context.Context, m *model.Model, src *memdb.MemDB) (recs, rep
 						errs[w] = err
 						return
 					}
-					r.id = uint32(i) // ids number the objects in name order
-					r.own()
+					r.ID = uint32(i) // ids number the objects in name order
+					record.Own(r)
 					recs[i] = r
 				}
 			}

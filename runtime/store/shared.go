@@ -10,6 +10,8 @@ import (
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store/internal/durable/etcd"
+	"github.com/svcrun/svc/runtime/store/internal/index"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // EtcdOptions select the shared backend (Options.Etcd): the objects live
@@ -239,14 +241,14 @@ func (s *Store) applyEvent(b *batch, rev int64, ev etcd.Event) {
 	if st.phase != phaseReady {
 		txn := b.txns[t]
 		if old != nil {
-			txn.Delete(tableObjects, old)
+			txn.Delete(index.Objects, old)
 		}
 		if remove {
 			b.wrote(t, e.name, nil)
 			return
 		}
 		raw := rawRecord(e, rev)
-		if err := txn.Insert(tableObjects, raw); err != nil && b.err == nil {
+		if err := txn.Insert(index.Objects, raw); err != nil && b.err == nil {
 			b.err = fmt.Errorf("store: apply %s/%s: %w", t.key, e.name, err)
 		}
 		b.wrote(t, e.name, raw)
@@ -274,7 +276,7 @@ func (s *Store) applyEvent(b *batch, rev int64, ev etcd.Event) {
 		s.log.Error("skipping an object from etcd that does not decode", "model", m.GVK().String(), "name", e.name, "revision", rev, "err", err)
 		return
 	}
-	rec.own()
+	record.Own(rec)
 	b.put(t, old, rec, nil)
 	b.changes[len(b.changes)-1].c.Rev = rev
 }
@@ -282,10 +284,10 @@ func (s *Store) applyEvent(b *batch, rev int64, ev etcd.Event) {
 // rawRecord is a decoded put as a raw record, its bytes copied (the
 // frame around them is not kept).
 func rawRecord(e logEntry, rev int64) *Record {
-	r := &Record{Name: e.name, Version: e.version, Data: slices.Clone(e.data), rev: rev}
+	r := &Record{Name: e.name, Version: e.version, Data: slices.Clone(e.data), Rev: rev}
 	if len(e.keys) >= 8 {
-		r.blob = slices.Clone(e.keys)
-		r.fp = leUint64(e.keys)
+		r.Blob = slices.Clone(e.keys)
+		r.FP = leUint64(e.keys)
 	}
 	return r
 }
@@ -325,7 +327,7 @@ func (s *Store) resync(ctx context.Context) error {
 		for _, t := range *s.tables.Load() {
 			byName := latest[t.key]
 			// The committed state: the batch has not written t yet.
-			it, err := b.state(t).db.Txn(false).Get(tableObjects, indexID)
+			it, err := b.state(t).db.Txn(false).Get(index.Objects, index.NameID)
 			if err != nil {
 				return err
 			}
@@ -343,7 +345,7 @@ func (s *Store) resync(ctx context.Context) error {
 				s.applyEvent(b, rev, etcd.Event{Rev: rev, Prev: frame0(t.key, prev)})
 			}
 			for name, it := range byName {
-				if cur, _ := b.current(t, name); cur != nil && cur.rev == it.rev {
+				if cur, _ := b.current(t, name); cur != nil && cur.Rev == it.rev {
 					continue
 				}
 				s.applyEvent(b, it.rev, etcd.Event{Rev: it.rev, Value: it.payload})
@@ -376,10 +378,10 @@ func (s *Store) claims(m *model.Model, rec *Record) map[string]claimInfo {
 	}
 	var out map[string]claimInfo
 	for i, ix := range m.Indexes {
-		if !ix.Unique || i >= len(rec.keys) {
+		if !ix.Unique || i >= len(rec.Keys) {
 			continue
 		}
-		for _, k := range rec.keys[i] {
+		for _, k := range rec.Keys[i] {
 			if out == nil {
 				out = map[string]claimInfo{}
 			}
@@ -421,9 +423,9 @@ func (s *Store) commitShared(ctx context.Context, m *model.Model, cur, rec *Reco
 	w := etcd.Write{Table: m.StorageKey(), Name: rec.Name}
 	had, has := s.claims(m, cur), s.claims(m, rec)
 	if cur != nil {
-		w.ExpectRev = cur.rev
+		w.ExpectRev = cur.Rev
 	}
-	if rec.Deleting() && !rec.pending {
+	if rec.Deleting() && !rec.Pending {
 		w.Final = frame(m, rec)
 		w.Release = minus(had, nil)
 	} else {

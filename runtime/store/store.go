@@ -13,6 +13,7 @@ import (
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store/internal/durable"
 	"github.com/svcrun/svc/runtime/store/internal/durable/etcd"
+	"github.com/svcrun/svc/runtime/store/internal/index"
 	"github.com/svcrun/svc/runtime/store/wal"
 	"github.com/svcrun/svc/runtime/watch"
 )
@@ -153,23 +154,20 @@ type tableState struct {
 	// updates it after each commit, before acknowledging the writes.
 	byName *names
 	nextID uint32 // the id of the next object created; the committer's
-	// work holds the committer's trees (nil when raw), and db with them
+	// idx holds the committer's trees (none when raw), and db with them
 	// every applied batch, durable or not. mu is held by the committer
 	// while it has a batch open on the table. Readers get an immutable copy
 	// of both (of the hot trees) from current(), taken only when a commit
 	// happened since the last copy: every copy makes the next writes copy
 	// the nodes they touch.
 	mu      sync.Mutex
-	work    []*tree
-	posts   *postings // the label postings, kept with work
-	applied uint64    // the last batch applied to db and work; under mu
-	// entryWrites counts the index entries written (set or deleted); under mu.
-	entryWrites uint64
+	idx     index.Set // the committer's trees and postings; under mu
+	applied uint64    // the last batch applied to db and idx; under mu
 	// durable is the last batch of this table that is in the log (and
 	// published); a view is current when its seq reaches it.
 	durable atomic.Uint64
-	view    atomic.Pointer[view] // the newest copy handed out
-	// hot holds the trees views copy (see treeBit); asked, those readers
+	view    atomic.Pointer[index.View] // the newest copy handed out
+	// hot holds the trees views copy (see index.TreeBit); asked, those readers
 	// asked for since cooled, when copyView last cooled hot (under mu).
 	hot     atomic.Uint64
 	asked   atomic.Uint64
@@ -177,7 +175,7 @@ type tableState struct {
 	cooling time.Duration
 	// wantView asks the committer to copy the state it has applied when
 	// it hands off its open (or next) batch, for a reader that found db and
-	// work ahead of the log; published wakes such readers.
+	// idx ahead of the log; published wakes such readers.
 	wantView  atomic.Bool
 	published signal
 	// reserved: Reserve marked the model; Register has not started.
@@ -323,7 +321,7 @@ func (s *Store) tableFor(key string) *table {
 		return t
 	}
 	t := &table{key: key}
-	t.state.Store(&tableState{db: newDB()})
+	t.state.Store(&tableState{db: index.NewDB()})
 	next := make(map[string]*table, len(old)+1)
 	for k, v := range old {
 		next[k] = v

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/internal/plan"
 	"github.com/svcrun/svc/runtime/watch"
 )
 
@@ -37,12 +38,12 @@ func (s *Store) Watch(ctx context.Context, m *model.Model, opts WatchOptions) (*
 	if _, _, err := s.ready(m); err != nil {
 		return nil, err
 	}
-	p, err := compile(m, opts.Query)
+	p, err := plan.Compile(m, opts.Query)
 	if err != nil {
 		return nil, err
 	}
 	match := func(r *Record) bool {
-		return (opts.Name == "" || r.Name == opts.Name) && p.matches(r)
+		return (opts.Name == "" || r.Name == opts.Name) && p.Matches(r)
 	}
 	var sub *Subscription
 	err = s.submit(ctx, &op{control: true, apply: func(*batch) error {
@@ -52,9 +53,8 @@ func (s *Store) Watch(ctx context.Context, m *model.Model, opts WatchOptions) (*
 		}
 		var initial []Event
 		if opts.SendInitial {
-			p.sorts = p.sorts[:0]
-			p.sorts = append(p.sorts, sortKey{ix: ixName})
-			items, _, err := p.run(ctx, st.current(p.need()), 1, 0)
+			p.ByName()
+			items, _, err := p.Run(ctx, st.current(p.Need()), 1, 0)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/store/internal/index"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // Get returns the stored object named name. The record is shared: never
@@ -171,8 +173,8 @@ func (s *Store) update(ctx context.Context, m *model.Model, obj object.Object, w
 	}
 	// The client can neither set nor clear server-managed fields; the
 	// record's keys hold them exactly, so the stored JSON is not decoded.
-	md.CreationTimestamp = timeOf(cur.created)
-	md.DeletionTimestamp = timeOf(cur.deletion)
+	md.CreationTimestamp = timeOf(cur.Creation)
+	md.DeletionTimestamp = timeOf(cur.Deletion)
 	// generateName keeps its stored value too (as in Halo); only objects
 	// created from one carry it, so only they are parsed for it.
 	md.GenerateName = ""
@@ -224,10 +226,10 @@ func (s *Store) update(ctx context.Context, m *model.Model, obj object.Object, w
 		if err != nil {
 			return err
 		}
-		if old.Version != want || old.created != rec.created {
+		if old.Version != want || old.Creation != rec.Creation {
 			return versionMismatch(kind, rec.Name, want, old.Version)
 		}
-		if rec.Deleting() && !rec.pending {
+		if rec.Deleting() && !rec.Pending {
 			b.remove(t, old, rec)
 			return nil
 		}
@@ -374,7 +376,7 @@ var errRetry = errors.New("object changed concurrently")
 // applyDelete writes rec, old marked deleted: kept while finalizers are
 // pending (payload frames it then), removed for good otherwise.
 func applyDelete(b *batch, t *table, old, rec *Record, payload []byte) {
-	if rec.pending {
+	if rec.Pending {
 		b.put(t, old, rec, payload)
 	} else {
 		b.remove(t, old, rec)
@@ -389,7 +391,7 @@ func frame(m *model.Model, rec *Record) []byte { return encodePut(m.StorageKey()
 // framePending frames a record marked deleted if it stays (finalizers
 // pending); one removed for good is logged by name.
 func framePending(m *model.Model, rec *Record) []byte {
-	if !rec.pending {
+	if !rec.Pending {
 		return nil
 	}
 	return frame(m, rec)
@@ -503,16 +505,16 @@ func versionMismatch(kind, name string, sent, stored int64) error {
 // checkUnique fails when another object holds one of rec's keys on a
 // unique index. memdb does not enforce uniqueness of secondary indexes.
 func checkUnique(b *batch, t *table, m *model.Model, rec *Record) error {
-	work := b.state(t).work
+	work := b.state(t).idx.Trees
 	for i, ix := range m.Indexes {
 		if !ix.Unique {
 			continue
 		}
-		for _, k := range rec.keys[i] {
+		for _, k := range rec.Keys[i] {
 			var holder string
-			exact(string(k)).ascend(work[numDefaultIndexes+i], func(e entry) bool {
-				if e.rec.Name != rec.Name {
-					holder = e.rec.Name
+			index.Exact(string(k)).Ascend(work[index.NumDefault+i], func(e index.Entry) bool {
+				if e.Rec.Name != rec.Name {
+					holder = e.Rec.Name
 				}
 				return holder == ""
 			})
@@ -539,15 +541,15 @@ func (s *Store) checkKeys(m *model.Model, rec, cur *Record) error {
 	}
 	labels := 0
 	if cur != nil {
-		labels = len(cur.labels)
+		labels = len(cur.Labels)
 	}
-	over("metadata.labels", len(rec.labels), labels)
+	over("metadata.labels", len(rec.Labels), labels)
 	for i, ix := range m.Indexes {
 		n := 0
-		if cur != nil && i < len(cur.keys) {
-			n = len(cur.keys[i])
+		if cur != nil && i < len(cur.Keys) {
+			n = len(cur.Keys[i])
 		}
-		over(ix.Name, len(rec.keys[i]), n)
+		over(ix.Name, len(rec.Keys[i]), n)
 	}
 	return errs.Err()
 }
@@ -588,7 +590,7 @@ func (s *Store) encode(m *model.Model, obj object.Object) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, obj.GetEnvelope().Metadata.Name, err)
 	}
-	return newRecord(m, obj, data), nil
+	return record.New(m, obj, data), nil
 }
 
 const suffixAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"

@@ -1,13 +1,15 @@
-package store
+package index
 
 import (
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store/internal/cowtree"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // Building an index from scratch (at registration, or after a failed batch)
@@ -23,9 +25,9 @@ import (
 // sort; past it, gathering ids costs more than sorting.
 const maxCounted = 1 << 12
 
-// defaultOrder returns the positions of recs, which are in name order, in
+// DefaultOrder returns the positions of recs, which are in name order, in
 // the default list order: creation desc, then name asc.
-func defaultOrder(recs []*Record) []int32 {
+func DefaultOrder(recs []*record.Record) []int32 {
 	// Ascending (hi, lo) is the wanted order: hi and lo's top half are the
 	// complemented creation seconds and nanoseconds (a record with no
 	// creation time sorts last), lo's bottom half the name position.
@@ -33,7 +35,7 @@ func defaultOrder(recs []*Record) []int32 {
 	items := make([]item, len(recs))
 	for i, r := range recs {
 		var sec, ns uint64
-		if c := r.created; len(c) == 12 {
+		if c := r.Creation; len(c) == 12 {
 			sec = binary.BigEndian.Uint64([]byte(c[:8]))
 			ns = uint64(binary.BigEndian.Uint32([]byte(c[8:])))<<1 | 1
 		}
@@ -52,35 +54,36 @@ func defaultOrder(recs []*Record) []int32 {
 	return order
 }
 
-// rowMeta is what every entry of a record copies from it besides its key.
+// RowMeta is what every entry of a record copies from it besides its key.
 // A build reads it once per record for all indexes: reading it through the
 // record costs a cache miss or two per entry, with entries in key order
 // and records all over the heap.
-type rowMeta struct {
+type RowMeta struct {
 	tie     uint64
 	id, sig uint32
 }
 
-func metaOf(r *Record) rowMeta { return rowMeta{tie: tieKey(r.created), id: r.id, sig: r.sig} }
+func metaOf(r *record.Record) RowMeta { return RowMeta{tie: TieKey(r.Creation), id: r.ID, sig: r.Sig} }
 
 // entry returns the entry under key a of the record md was read from.
-func (md rowMeta) entry(a string, rec *Record) entry {
-	return entry{a: a, rec: rec, tie: md.tie, id: md.id, sig: md.sig}
+func (md RowMeta) entry(a string, rec *record.Record) Entry {
+	return Entry{Key: a, Rec: rec, Tie: md.tie, ID: md.id, Sig: md.sig}
 }
 
-func metasOf(recs []*Record) []rowMeta {
-	metas := make([]rowMeta, len(recs))
+// MetasOf returns the RowMeta of each of recs.
+func MetasOf(recs []*record.Record) []RowMeta {
+	metas := make([]RowMeta, len(recs))
 	for i, r := range recs {
 		metas[i] = metaOf(r)
 	}
 	return metas
 }
 
-// scratch is a build worker's temporary arrays, reused from one index to
+// Scratch is a build worker's temporary arrays, reused from one index to
 // the next. At a million objects an index needs some 40 MB of them, and
 // memory fresh from the kernel costs a page fault per 4 KiB on first
 // touch: first touches were a third of a 1M build's CPU.
-type scratch struct {
+type Scratch struct {
 	keys  []string
 	owner []int32
 	perm  []int32
@@ -96,10 +99,22 @@ func sized[E any](s []E, n int) []E {
 	return s[:0]
 }
 
-// buildTree builds the tree of index position ix over recs (in name order,
+// DupError is two objects under one key of a unique index; the store
+// reports it as a *store.UniqueError.
+type DupError struct {
+	Index  int // in m.Indexes
+	Key    model.Key
+	Holder string // the smaller of the two names
+}
+
+func (e *DupError) Error() string {
+	return fmt.Sprintf("unique index %d: key %q is held twice, by %q and another", e.Index, e.Key, e.Holder)
+}
+
+// BuildTree builds the tree of index position ix over recs (in name order,
 // ranked by order, with metas), with sc's arrays; a unique index with two
 // objects under one key fails.
-func buildTree(m *model.Model, recs []*Record, order []int32, metas []rowMeta, ix int, sc *scratch) (*tree, error) {
+func BuildTree(m *model.Model, recs []*record.Record, order []int32, metas []RowMeta, ix int, sc *Scratch) (*Tree, error) {
 	var buf [8]string
 	n := 0
 	for _, r := range recs {
@@ -117,16 +132,16 @@ func buildTree(m *model.Model, recs []*Record, order []int32, metas []rowMeta, i
 	sc.keys, sc.owner = keys, owner
 	defer clear(keys) // the scratch outlives this tree; its keys need not
 	perm := sc.sortKeys(keys)
-	if u := ix - numDefaultIndexes; u >= 0 && m.Indexes[u].Unique {
+	if u := ix - NumDefault; u >= 0 && m.Indexes[u].Unique {
 		for p := 1; p < len(perm); p++ {
 			j, k := perm[p], perm[p-1]
 			if keys[j] != "" && keys[j] == keys[k] && owner[j] != owner[k] {
 				holder := min(recs[owner[j]].Name, recs[owner[k]].Name)
-				return nil, &UniqueError{Kind: m.GVK().String(), Index: m.Indexes[u].Name, Value: model.FormatKey(m.Indexes[u].Type, model.Key(keys[j])), Holder: holder}
+				return nil, &DupError{Index: u, Key: model.Key(keys[j]), Holder: holder}
 			}
 		}
 	}
-	return sharing(cowtree.BuildSummarized(compareEntry, entrySig, len(perm), func(i int) entry {
+	return sharing(cowtree.BuildSummarized(Compare, entrySig, len(perm), func(i int) Entry {
 		j := perm[i]
 		o := owner[j]
 		return metas[o].entry(keys[j], recs[o])
@@ -136,7 +151,7 @@ func buildTree(m *model.Model, recs []*Record, order []int32, metas []rowMeta, i
 // sortKeys returns the positions of keys in ascending key order, equal
 // keys in position order, in one of sc's arrays. Keys with few distinct
 // values are made to share one string per value (see sharing).
-func (sc *scratch) sortKeys(keys []string) []int32 {
+func (sc *Scratch) sortKeys(keys []string) []int32 {
 	if perm, ok := sc.countingSort(keys); ok {
 		return perm
 	}
@@ -146,7 +161,7 @@ func (sc *scratch) sortKeys(keys []string) []int32 {
 // countingSort sorts keys by their distinct values, or reports false when
 // there are more than maxCounted of them. Equal keys end up sharing the
 // first one's string.
-func (sc *scratch) countingSort(keys []string) ([]int32, bool) {
+func (sc *Scratch) countingSort(keys []string) ([]int32, bool) {
 	ids := make(map[string]int32)
 	var distinct []string
 	id := sized(sc.ids, len(keys))[:len(keys)]
@@ -198,7 +213,7 @@ type prefixItem struct {
 // prefixSort sorts keys on the eight bytes that follow their common
 // prefix, falling back to the strings only where those bytes tie; the
 // result is one of sc's arrays.
-func (sc *scratch) prefixSort(keys []string) []int32 {
+func (sc *Scratch) prefixSort(keys []string) []int32 {
 	lcp := -1
 	var first string
 	for _, k := range keys {

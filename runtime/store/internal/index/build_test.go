@@ -1,4 +1,4 @@
-package store
+package index
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // referenceSort is the obvious stable sort sortKeys must agree with.
@@ -54,7 +55,7 @@ func TestSortKeysAgreesWithAStableSort(t *testing.T) {
 	}
 	// One scratch for every sort, as a build worker reuses it from index to
 	// index: growing, shrinking and switching between the two sorts.
-	sc := new(scratch)
+	sc := new(Scratch)
 	for name, g := range gen {
 		for _, n := range []int{0, 1, 2, 100, maxCounted * 3, 7} {
 			keys := make([]string, n)
@@ -71,11 +72,11 @@ func TestSortKeysAgreesWithAStableSort(t *testing.T) {
 func TestDefaultOrderIsCreationDescThenName(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	recs := make([]*Record, 500)
+	recs := make([]*record.Record, 500)
 	for i := range recs {
-		r := &Record{Name: fmt.Sprintf("r%04d", i)}
+		r := &record.Record{Name: fmt.Sprintf("r%04d", i)}
 		if i%50 != 7 { // a few have no creation time
-			r.created = model.TimeKey(base.Add(time.Duration(rng.IntN(40)) * time.Millisecond * 500))
+			r.Creation = model.TimeKey(base.Add(time.Duration(rng.IntN(40)) * time.Millisecond * 500))
 		}
 		recs[i] = r
 	}
@@ -84,12 +85,12 @@ func TestDefaultOrderIsCreationDescThenName(t *testing.T) {
 		want[i] = int32(i)
 	}
 	slices.SortFunc(want, func(a, b int32) int {
-		if c := strings.Compare(string(recs[b].created), string(recs[a].created)); c != 0 {
+		if c := strings.Compare(string(recs[b].Creation), string(recs[a].Creation)); c != 0 {
 			return c
 		}
 		return cmp.Compare(recs[a].Name, recs[b].Name)
 	})
-	if got := defaultOrder(recs); !slices.Equal(got, want) {
+	if got := DefaultOrder(recs); !slices.Equal(got, want) {
 		t.Fatalf("defaultOrder = %v, want %v", got[:10], want[:10])
 	}
 	// The creation key layout defaultOrder reads: 8 bytes of seconds, 4 of
@@ -104,10 +105,10 @@ func FuzzSortKeys(f *testing.F) {
 	f.Add([]byte("a\nb\n\nab\na\x00\nb"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		keys := strings.Split(string(data), "\n")
-		if got, want := new(scratch).sortKeys(keys), referenceSort(keys); !slices.Equal(got, want) {
+		if got, want := new(Scratch).sortKeys(keys), referenceSort(keys); !slices.Equal(got, want) {
 			t.Fatalf("sortKeys(%q) = %v, want %v", keys, got, want)
 		}
-		if got, want := new(scratch).prefixSort(keys), referenceSort(keys); !slices.Equal(got, want) {
+		if got, want := new(Scratch).prefixSort(keys), referenceSort(keys); !slices.Equal(got, want) {
 			t.Fatalf("prefixSort(%q) = %v, want %v", keys, got, want)
 		}
 	})
@@ -126,24 +127,24 @@ func TestTieKeyKeepsTheCreationOrder(t *testing.T) {
 	} {
 		times = append(times, model.TimeKey(tm))
 	}
-	var recs []*Record
+	var recs []*record.Record
 	for i, c := range times {
 		for _, name := range []string{"a", "b"} {
-			recs = append(recs, &Record{Name: fmt.Sprint(name, i), created: c})
+			recs = append(recs, &record.Record{Name: fmt.Sprint(name, i), Creation: c})
 		}
 	}
 	// The reference: creation desc (none last), then name.
-	ref := func(x, y *Record) int {
-		if c := strings.Compare(string(y.created), string(x.created)); c != 0 {
+	ref := func(x, y *record.Record) int {
+		if c := strings.Compare(string(y.Creation), string(x.Creation)); c != 0 {
 			return c
 		}
 		return strings.Compare(x.Name, y.Name)
 	}
 	for _, x := range recs {
 		for _, y := range recs {
-			got := compareEntry(newEntry("k", x), newEntry("k", y))
+			got := Compare(newEntry("k", x), newEntry("k", y))
 			if want := ref(x, y); cmp.Compare(got, 0) != cmp.Compare(want, 0) {
-				t.Errorf("compare(%q %s, %q %s) = %d, want the sign of %d", x.created, x.Name, y.created, y.Name, got, want)
+				t.Errorf("compare(%q %s, %q %s) = %d, want the sign of %d", x.Creation, x.Name, y.Creation, y.Name, got, want)
 			}
 		}
 	}

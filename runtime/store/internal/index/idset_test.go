@@ -1,4 +1,4 @@
-package store
+package index
 
 import (
 	"math/rand/v2"
@@ -11,20 +11,20 @@ import (
 func TestIDSet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	want := map[uint32]bool{}
-	var s idSet
+	var s IDSet
 	for range 2000 {
 		id := rng.Uint32N(4096)
 		if rng.IntN(4) == 0 {
-			id = maxBitmapID + rng.Uint32N(1<<20)
+			id = MaxBitmapID + rng.Uint32N(1<<20)
 		}
-		s.add(id)
+		s.Add(id)
 		want[id] = true
 	}
-	s.add(0)
-	s.add(^uint32(0))
+	s.Add(0)
+	s.Add(^uint32(0))
 	want[0], want[^uint32(0)] = true, true
 	for id := range want {
-		if !s.has(id) {
+		if !s.Has(id) {
 			t.Fatalf("has(%d) = false after add", id)
 		}
 	}
@@ -33,11 +33,11 @@ func TestIDSet(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			id %= 8192 // also past the bitmap's last word
 		}
-		if s.has(id) != want[id] {
-			t.Fatalf("has(%d) = %v, want %v", id, s.has(id), want[id])
+		if s.Has(id) != want[id] {
+			t.Fatalf("has(%d) = %v, want %v", id, s.Has(id), want[id])
 		}
 	}
-	if len(s.bits) > 4096/64 {
-		t.Errorf("bitmap of %d words for ids below 4096", len(s.bits))
+	if len(s.Bits) > 4096/64 {
+		t.Errorf("bitmap of %d words for ids below 4096", len(s.Bits))
 	}
 }

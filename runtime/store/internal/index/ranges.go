@@ -1,4 +1,4 @@
-package store
+package index
 
 import (
 	"time"
@@ -21,17 +21,17 @@ type bound struct {
 	set  bool // false: unbounded
 }
 
-// keyRange is an interval of keys of one index, and the number of range
+// KeyRange is an interval of keys of one index, and the number of range
 // terms it stands for.
-type keyRange struct {
-	ix     int
+type KeyRange struct {
+	Ix     int
 	lo, hi bound
-	terms  int
+	Terms  int
 }
 
-// add narrows r by one range term.
-func (r *keyRange) add(op selector.Operator, k model.Key) {
-	r.terms++
+// Add narrows r by one range term.
+func (r *KeyRange) Add(op selector.Operator, k model.Key) {
+	r.Terms++
 	switch op {
 	case selector.GreaterThan, selector.GreaterOrEqual:
 		incl := op == selector.GreaterOrEqual
@@ -50,53 +50,53 @@ func (r *keyRange) add(op selector.Operator, k model.Key) {
 // creation time sort after the pivot it makes, so no range holds them.
 const minTimeKey = model.Key("\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")
 
-// span returns the entries of t, the tree at r.ix, whose keys lie in r.
-func (r keyRange) span(t *tree) span {
-	var sp span
-	if r.ix == ixCreated {
+// Span returns the entries of t, the tree at r.Ix, whose keys lie in r.
+func (r KeyRange) Span(t *Tree) Span {
+	var sp Span
+	if r.Ix == IxCreated {
 		// The creation tree runs from the newest object to the oldest:
 		// the upper time bound starts the span, the lower one ends it.
 		// createdPivot(k) stands before the objects created at k, so
 		// createdPivot(k-1ns) stands right after them.
 		switch {
 		case !r.hi.set:
-			sp.lo = entry{rec: before}
+			sp.Lo = Entry{Rec: before}
 		case r.hi.incl:
-			sp.lo = createdPivot(r.hi.k)
+			sp.Lo = createdPivot(r.hi.k)
 		default:
-			sp.lo = createdPivot(nanoBefore(r.hi.k))
+			sp.Lo = createdPivot(nanoBefore(r.hi.k))
 		}
 		switch {
 		case !r.lo.set:
-			sp.hi = createdPivot(minTimeKey)
+			sp.Hi = createdPivot(minTimeKey)
 		case r.lo.incl:
-			sp.hi = createdPivot(nanoBefore(r.lo.k))
+			sp.Hi = createdPivot(nanoBefore(r.lo.k))
 		default:
-			sp.hi = createdPivot(r.lo.k)
+			sp.Hi = createdPivot(r.lo.k)
 		}
 	} else {
 		// Objects with no value for a model's own index have one entry
 		// keyed "", below every key: the span starts past them.
-		sp.lo = entry{a: "", rec: after}
+		sp.Lo = Entry{Key: "", Rec: after}
 		if r.lo.set {
-			sp.lo = entry{a: string(r.lo.k), rec: after}
+			sp.Lo = Entry{Key: string(r.lo.k), Rec: after}
 			if r.lo.incl {
-				sp.lo.rec = before
+				sp.Lo.Rec = before
 			}
 		}
 		if r.hi.set {
-			sp.hi = entry{a: string(r.hi.k), rec: before}
+			sp.Hi = Entry{Key: string(r.hi.k), Rec: before}
 			if r.hi.incl {
-				sp.hi.rec = after
+				sp.Hi.Rec = after
 			}
 		} else if last, ok := t.GetAt(t.Len() - 1); ok {
-			sp.hi = entry{a: last.a, rec: after}
+			sp.Hi = Entry{Key: last.Key, Rec: after}
 		} else {
-			sp.hi = sp.lo
+			sp.Hi = sp.Lo
 		}
 	}
-	if compareEntry(sp.lo, sp.hi) > 0 {
-		sp.hi = sp.lo // an empty interval, such as f>5 with f<3
+	if Compare(sp.Lo, sp.Hi) > 0 {
+		sp.Hi = sp.Lo // an empty interval, such as f>5 with f<3
 	}
 	return sp
 }

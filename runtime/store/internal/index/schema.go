@@ -1,35 +1,36 @@
-package store
+package index
 
 import (
 	"errors"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // The objects table of each model's MemDB, indexed by name (memdb's
-// required "id" index). Secondary indexes live in index.go's trees.
+// required "id" index). Secondary indexes live in the trees (entry.go).
 const (
-	tableObjects = "objects"
-	indexID      = "id"
+	Objects = "objects"
+	NameID  = "id"
 
-	numDefaultIndexes = 4 // name, labels, creation, deletion (model.DefaultIndexes)
+	NumDefault = 4 // name, labels, creation, deletion (model.DefaultIndexes)
 )
 
 func objectsSchema() *memdb.DBSchema {
 	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
-		tableObjects: {Name: tableObjects, Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: nameIndexer{}},
+		Objects: {Name: Objects, Indexes: map[string]*memdb.IndexSchema{
+			NameID: {Name: NameID, Unique: true, Indexer: nameIndexer{}},
 		}},
 	}}
 }
 
-// newDB creates a MemDB that does not track mutations for watch channels.
+// NewDB creates a MemDB that does not track mutations for watch channels.
 // The store never uses memdb's watch channels (events come from the
 // committer), and a primary MemDB pays on every write for the channels it
 // closes at commit; a snapshot of an empty MemDB is a full, writable MemDB
 // that skips that work.
-func newDB() *memdb.MemDB {
+func NewDB() *memdb.MemDB {
 	db, err := memdb.NewMemDB(objectsSchema())
 	if err != nil {
 		panic("store: objects schema: " + err.Error()) // a static schema; cannot fail
@@ -42,7 +43,7 @@ func newDB() *memdb.MemDB {
 type nameIndexer struct{}
 
 func (nameIndexer) FromObject(o any) (bool, []byte, error) {
-	return true, []byte(model.StringKey(o.(*Record).Name)), nil
+	return true, []byte(model.StringKey(o.(*record.Record).Name)), nil
 }
 
 func (nameIndexer) FromArgs(args ...any) ([]byte, error) { return nameArg(args) }
@@ -62,3 +63,16 @@ func nameArg(args []any) ([]byte, error) {
 }
 
 var errNameArg = errors.New("store: name index takes one string or []byte argument")
+
+// AllRecords returns every record of db in name order.
+func AllRecords(db *memdb.MemDB) ([]*record.Record, error) {
+	it, err := db.Txn(false).Get(Objects, NameID+"_prefix", []byte(nil))
+	if err != nil {
+		return nil, err
+	}
+	var recs []*record.Record
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		recs = append(recs, raw.(*record.Record))
+	}
+	return recs, nil
+}

@@ -1,4 +1,4 @@
-package store
+package index
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/svcrun/svc/runtime/store/internal/cowtree"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // Postings are a bitmap of object ids per label value, kept in a
@@ -26,10 +27,11 @@ func comparePosting(x, y posting) int {
 	return cmp.Or(strings.Compare(x.label, y.label), cmp.Compare(x.chunk, y.chunk))
 }
 
-type postings = cowtree.Tree[posting]
+// Postings is the tree of a table's label postings.
+type Postings = cowtree.Tree[posting]
 
 // post sets (on) or clears id's bit in label's bitmap.
-func post(t *postings, label string, id uint32, on bool) {
+func post(t *Postings, label string, id uint32, on bool) {
 	p, ok := t.Get(posting{label: label, chunk: id / 64})
 	if !ok {
 		p.label, p.chunk = label, id/64
@@ -49,17 +51,17 @@ func post(t *postings, label string, id uint32, on bool) {
 
 // postRecord moves rec's id from old's labels (old nil: none) to rec's
 // (rec nil: none). An update keeps the id, so only changed labels cost.
-func postRecord(t *postings, old, rec *Record) {
+func postRecord(t *Postings, old, rec *record.Record) {
 	if t == nil {
 		return // a raw table keeps no indexes
 	}
 	var was, is []string
 	var id uint32
 	if old != nil {
-		was, id = old.labels, old.id
+		was, id = old.Labels, old.ID
 	}
 	if rec != nil {
-		is, id = rec.labels, rec.id
+		is, id = rec.Labels, rec.ID
 	}
 	// Both lists are sorted: walk them together.
 	for len(was) > 0 || len(is) > 0 {
@@ -76,9 +78,9 @@ func postRecord(t *postings, old, rec *Record) {
 	}
 }
 
-// buildPostings builds the postings of every label from the labels index,
+// BuildPostings builds the postings of every label from the labels index,
 // whose entries are grouped by label (and ordered by creation inside each).
-func buildPostings(labels *tree) *postings {
+func BuildPostings(labels *Tree) *Postings {
 	var out []posting
 	var words []uint64   // scratch bitmap of one label's ids, by chunk
 	var touched []uint32 // the chunks of words in use
@@ -91,85 +93,85 @@ func buildPostings(labels *tree) *postings {
 		touched = touched[:0]
 	}
 	cur := ""
-	labels.Scan(func(e entry) bool {
-		if e.a != cur {
+	labels.Scan(func(e Entry) bool {
+		if e.Key != cur {
 			flush(cur)
-			cur = e.a
+			cur = e.Key
 		}
-		c := e.id / 64
+		c := e.ID / 64
 		if int(c) >= len(words) {
 			words = append(words, make([]uint64, int(c)+1-len(words))...)
 		}
 		if words[c] == 0 {
 			touched = append(touched, c)
 		}
-		words[c] |= 1 << (e.id % 64)
+		words[c] |= 1 << (e.ID % 64)
 		return true
 	})
 	flush(cur)
 	return sharing(cowtree.Build(comparePosting, out))
 }
 
-// postedIDs returns the ids of a labels-index source from the postings: a
-// span of one label (exact) or of a key's labels (prefix).
-func (v *view) postedIDs(src *source) *idSet {
-	s := &idSet{}
-	for _, sp := range src.spans {
+// PostedIDs returns the ids of labels-index spans from the postings: each
+// a span of one label (exact) or of a key's labels (prefix).
+func (v *View) PostedIDs(spans []Span) *IDSet {
+	s := &IDSet{}
+	for _, sp := range spans {
 		lo, hi := v.postRange(sp)
 		if last, ok := v.posts.GetAt(hi - 1); ok && hi > lo {
-			s.addWord(last.chunk, 0) // size the bitmap once
+			s.AddWord(last.chunk, 0) // size the bitmap once
 		}
 		v.postingRuns(sp, func(run []posting) {
 			for i := range run {
-				s.addWord(run[i].chunk, run[i].bits)
+				s.AddWord(run[i].chunk, run[i].bits)
 			}
 		})
 	}
 	return s
 }
 
-// andPosted keeps the ids of s that src's postings hold.
-func (v *view) andPosted(s *idSet, src *source) {
-	if len(src.spans) > 1 || src.spans[0].lo.a != src.spans[0].hi.a || len(s.ids) > 0 {
-		s.and(v.postedIDs(src))
+// AndPosted keeps the ids of s that the postings of spans hold.
+func (v *View) AndPosted(s *IDSet, spans []Span) {
+	if len(spans) > 1 || spans[0].Lo.Key != spans[0].Hi.Key || len(s.IDs) > 0 {
+		s.And(v.PostedIDs(spans))
 		return
 	}
 	// One label, one pass: AND the words it has, clear the ones between.
 	next := 0 // the first word not yet ANDed
-	v.postingRuns(src.spans[0], func(run []posting) {
+	v.postingRuns(spans[0], func(run []posting) {
 		for i := range run {
 			c := int(run[i].chunk)
-			if c >= len(s.bits) {
+			if c >= len(s.Bits) {
 				return // beyond s (or beyond the bitmap: s has no such ids)
 			}
-			clear(s.bits[next:c])
-			s.bits[c] &= run[i].bits
+			clear(s.Bits[next:c])
+			s.Bits[c] &= run[i].bits
 			next = c + 1
 		}
 	})
-	clear(s.bits[min(next, len(s.bits)):])
+	clear(s.Bits[min(next, len(s.Bits)):])
 }
 
 // postRange returns the positions [lo, hi) of a labels-index span's
 // postings.
-func (v *view) postRange(sp span) (lo, hi int) {
-	end := posting{label: sp.hi.a} // a key's labels: up to the next key
-	if sp.lo.a == sp.hi.a {
+func (v *View) postRange(sp Span) (lo, hi int) {
+	end := posting{label: sp.Hi.Key} // a key's labels: up to the next key
+	if sp.Lo.Key == sp.Hi.Key {
 		end.chunk = math.MaxUint32 // one label: all its words
 	}
-	return v.posts.Rank(posting{label: sp.lo.a}), v.posts.Rank(end)
+	return v.posts.Rank(posting{label: sp.Lo.Key}), v.posts.Rank(end)
 }
 
 // postingRuns calls fn with the postings of a labels-index span in order,
 // a leaf's worth at a time. The span's postings are counted first (two
 // descents), so the walk compares no label.
-func (v *view) postingRuns(sp span, fn func([]posting)) {
+func (v *View) postingRuns(sp Span, fn func([]posting)) {
 	lo, hi := v.postRange(sp)
 	n := hi - lo
 	if n <= 0 {
 		return
 	}
-	v.posts.AscendRuns(posting{label: sp.lo.a}, func(run []posting) bool {
+	v.posts.AscendRuns(posting{label: sp.Lo.Key}, func(run []posting) bool {
 		run = run[:min(n, len(run))]
 		fn(run)
 		n -= len(run)

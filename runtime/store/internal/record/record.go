@@ -1,0 +1,160 @@
+// Package record holds the store's Record: an object's JSON plus the keys
+// its indexes need. It sits below the store's other packages (the index,
+// the planner, the commit path), which all read those keys; runtime/store
+// re-exports the type as store.Record. The index fields are exported for
+// those packages only: outside runtime/store they are read-only and not
+// part of the store's API.
+package record
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
+)
+
+// Record is one stored object: its JSON exactly as served, plus what the
+// indexes and selectors need, extracted once at write time so that queries
+// never decode JSON. A Record is shared by readers and must never be
+// modified; writes build a new one.
+type Record struct {
+	Name    string
+	Version int64
+	// Data is the object's JSON (metadata.version included). Read-only.
+	Data []byte
+
+	// The fields below are the store's own (see the package comment).
+
+	// Rev is the shared backend's revision of this version's write (its
+	// etcd mod revision), the precondition of the next write; 0 on the
+	// disk backend.
+	Rev int64
+
+	Labels   []string // model.LabelKey(key, value), sorted
+	Creation model.Key
+	Deletion model.Key // empty while the object is not being deleted
+	Keys     [][]model.Key
+	// FP is the model.KeysFingerprint the keys were computed under (0:
+	// none). A raw record restored from disk keeps its persisted keys in
+	// Blob until a model with the same fingerprint claims them.
+	FP   uint64
+	Blob []byte
+	// Indexed: the index fields above are filled in. A raw record restored
+	// with persisted keys gets them filled in place by the build that
+	// claims it; only fields a snapshot writer does not read are written.
+	Indexed bool
+	Pending bool // has finalizers
+	// ID numbers the object densely within its table (kept across its
+	// versions), so that a list can hold a candidate set as a bitmap and
+	// test index entries against it without touching their records.
+	ID uint32
+	// Sig is LabelSig(Labels), copied into every index entry.
+	Sig uint32
+
+	// An update that keeps the object's labels leaves the index entries
+	// of the keys it did not change as they are, pointing at an older
+	// version of the object, so that it costs the keys that changed, not
+	// all of them (reindex). Base is that version (nil: this one); only
+	// the committer reads or writes it. On a base, Latest is its newest
+	// version and Seq (the batch that applied a version) tells a view
+	// whether it holds that version (View.Record). Once a tree is built
+	// from records afresh, their entries point at them again (Own).
+	Base   *Record
+	Latest atomic.Pointer[Record]
+	Seq    uint64
+}
+
+// Own makes r its own base, as the entries of a tree built from r are.
+// It also drops a newest version that a failed batch left behind. (A
+// function, not a method: store.Record's method set stays its API.)
+func Own(r *Record) {
+	r.Base = nil
+	r.Latest.Store(nil)
+}
+
+// LabelSig folds label keys into 32 bits, one bit per label: an entry
+// whose signature lacks the bit of a required label cannot match, so a
+// list passes over it without touching its record. Objects carry few
+// labels, so most bits stay clear and the test rejects most misses.
+func LabelSig(labels []string) uint32 {
+	var sig uint32
+	for _, l := range labels {
+		sig |= LabelBit(l)
+	}
+	return sig
+}
+
+// LabelBit is the signature bit of one model.LabelKey (FNV-1a).
+func LabelBit(l string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(l); i++ {
+		h = (h ^ uint32(l[i])) * 16777619
+	}
+	return 1 << (h >> 27)
+}
+
+// Created returns the object's creationTimestamp (zero if it has none),
+// without decoding its JSON.
+func (r *Record) Created() time.Time {
+	if t, ok := model.KeyTime(r.Creation); ok {
+		return t
+	}
+	return time.Time{}
+}
+
+// Deleting reports whether the object carries a deletionTimestamp.
+func (r *Record) Deleting() bool { return r.Deletion != "" }
+
+// Get implements selector.Labels over the record's labels.
+func (r *Record) Get(key string) (string, bool) {
+	// Objects have few labels: a linear scan beats a binary search.
+	for _, l := range r.Labels {
+		if len(l) > len(key)+1 && l[len(key)] == 0 && l[:len(key)] == key {
+			return l[len(key)+1 : len(l)-1], true
+		}
+	}
+	return "", false
+}
+
+// New extracts the index keys of obj, which must already carry its final
+// metadata, and pairs them with its JSON.
+func New(m *model.Model, obj object.Object, data []byte) *Record {
+	md := &obj.GetEnvelope().Metadata
+	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: data, Pending: len(md.Finalizers) > 0, FP: m.KeysFingerprint(), Indexed: true}
+	if n := len(md.Labels); n > 0 {
+		r.Labels = make([]string, 0, n)
+		for _, k := range sortedKeys(md.Labels) {
+			r.Labels = append(r.Labels, string(model.LabelKey(k, md.Labels[k])))
+		}
+		r.Sig = LabelSig(r.Labels)
+	}
+	if md.CreationTimestamp != nil {
+		r.Creation = model.TimeKey(*md.CreationTimestamp)
+	}
+	if md.DeletionTimestamp != nil {
+		r.Deletion = model.TimeKey(*md.DeletionTimestamp)
+	}
+	if len(m.Indexes) > 0 {
+		r.Keys = make([][]model.Key, len(m.Indexes))
+		for i, ix := range m.Indexes {
+			ks := ix.Keys(obj, nil)
+			if ix.Multi && len(ks) > 1 {
+				slices.Sort(ks)
+				ks = slices.Compact(ks)
+			}
+			r.Keys[i] = ks
+		}
+	}
+	return r
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
