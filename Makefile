@@ -10,14 +10,14 @@ CRASH_SIZES   ?= 100,102400
 CRASH_OBJECTS ?= 32
 SOAK          ?= 10m
 
-.PHONY: run test fmt-check vet unit allocs bench fuzz crash soak generate
+.PHONY: run test fmt-check vet unit allocs loadgen-test loadgen bench fuzz crash soak generate
 
 # Builds and starts the example server on the embedded store (./data).
 run:
 	$(GO) build -o bin/example-server ./example-plugin/cmd/example-server
 	./bin/example-server $(ARGS)
 
-test: fmt-check vet unit allocs
+test: fmt-check vet unit allocs loadgen-test
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -33,6 +33,20 @@ unit:
 # allocates in generated validators (they skip under -race).
 allocs:
 	$(GO) test -count=1 -run 'Alloc' ./generator/validators/... ./runtime/validation ./runtime/object ./runtime/rbac
+
+# The load tool (tools/loadgen) is a module of its own, outside ./..., so
+# that its HTTP client's dependencies (fasthttp and what it pulls in) stay
+# out of the root go.mod every plugin module reads. Its tests start the
+# example server in-process through the replace to this checkout.
+LOADGEN := tools/loadgen
+
+loadgen-test:
+	cd $(LOADGEN) && GOWORK=off $(GO) vet ./...
+	cd $(LOADGEN) && GOWORK=off $(GO) test -race -count=1 ./...
+
+# Builds the load tool as bin/loadgen (see docs/performance.md).
+loadgen:
+	cd $(LOADGEN) && GOWORK=off $(GO) build -o $(CURDIR)/bin/loadgen .
 
 # Benchmarks of the runtime core at 100k objects (see README, Performance).
 bench:

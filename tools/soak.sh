@@ -26,7 +26,7 @@ export SVC_ADMIN_PASSWORD
 cd "$(dirname "$0")/.."
 mkdir -p bin
 "$GO" build -o bin/example-server ./example-plugin/cmd/example-server
-"$GO" build -o bin/loadgen ./example-plugin/cmd/loadgen
+(cd tools/loadgen && GOWORK=off "$GO" build -o ../../bin/loadgen .) # a module of its own
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/svc-soak.XXXXXX")
 server_pid=

@@ -1,8 +1,11 @@
 // Package authn establishes who sent a request (docs/api.md,
 // "Authentication"): HTTP Basic against the User objects' bcrypt password
 // hashes, and Bearer personal access tokens looked up by their SHA-256.
-// Authorization is the rbac package's job; authn only says who it is and,
-// for a token, which roles the token is limited to.
+// Authorization is runtime/authz's job (over runtime/rbac); authn only
+// says who it is and, for a token, which roles the token is limited to.
+// Besides the Authenticator it holds what credentials are made of:
+// password hashes (password.go), tokens and their ids (token.go), and the
+// bookkeeping of a token's last use (lastused.go, noted by the guard).
 //
 // Verifying a bcrypt hash takes tens of milliseconds by design, far too
 // long to pay on every request of an API client using Basic. The

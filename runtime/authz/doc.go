@@ -1,13 +1,19 @@
-// Package authz keeps an rbac.Resolver in step with the Role and
-// RoleBinding objects of the store (Sync), so that a change to a role or a
-// binding takes effect on the next request (docs/api.md).
+// Package authz decides who may do what (docs/api.md, "Authorization"):
+// every request, and every write that hands out permissions.
 //
-// It watches both models with initial events, turns each object into the
-// resolver's view (rbac.Role, rbac.Binding) and applies it; a watch dropped
-// for falling behind is opened again and the resolver reconciled with the
-// fresh snapshot. It holds no state of its own beyond the watches and
-// makes no decisions: those are the resolver's.
+//   - guard.go is the Guard in front of every request (api.Options.Guard):
+//     it asks runtime/authn who is calling and the resolver (runtime/rbac)
+//     whether that caller's roles allow the request info the API
+//     middleware parsed once and carries on the request context. It
+//     answers 401 (with the Challenge), 403 or 429 before routing, so a
+//     caller who may not ask learns nothing, and leaves the identity on
+//     the request (IdentityOf) for the handlers.
+//   - escalation.go lets no one hand out a permission they lack: writes of
+//     roles and bindings through the generic API, the console's grants and
+//     a token's roles (Escalation).
+//   - supers.go keeps at least one enabled user bound to super-role
+//     (LastSuper).
 //
-// Caller: the security setup of runtime/server, which starts Sync at boot
-// and waits for its ready callback before serving.
+// It decides from the resolver and the stored roles and starts nothing;
+// runtime/access wires it to the core models and the console API.
 package authz

@@ -14,13 +14,13 @@ import (
 	gen "github.com/svcrun/svc/generated/content"
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/authz"
 	"github.com/svcrun/svc/runtime/client"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/plugin"
 	"github.com/svcrun/svc/runtime/query"
 	"github.com/svcrun/svc/runtime/rbac"
-	"github.com/svcrun/svc/runtime/security"
 	"github.com/svcrun/svc/runtime/store"
 )
 
@@ -69,7 +69,7 @@ func (u *userCentre) caller(c *gin.Context) (string, error) {
 	user, ok := u.h.Caller(c)
 	if !ok || user == "" {
 		return "", &problem.Error{Status: http.StatusUnauthorized, Detail: "the user-centre API acts on the caller's own posts and needs credentials",
-			Header: http.Header{"Www-Authenticate": {security.Challenge}}}
+			Header: http.Header{"Www-Authenticate": {authz.Challenge}}}
 	}
 	return user, nil
 }

@@ -11,12 +11,17 @@ import (
 	"sync/atomic"
 )
 
-// Names of the roles every requester holds (docs/api.md).
+// Names of the roles the service relies on (docs/api.md): the two every
+// requester holds, and the super administrator's.
 const (
 	// AnonymousRole is held by every requester, signed in or not.
 	AnonymousRole = "anonymous"
 	// AuthenticatedRole is held by every signed-in user.
 	AuthenticatedRole = "authenticated"
+	// SuperRole grants everything. The first administrator holds it, and
+	// access control keeps at least one enabled user bound to it
+	// (runtime/authz).
+	SuperRole = "super-role"
 )
 
 // Role is what the resolver needs of a stored Role.
@@ -43,7 +48,7 @@ type Binding struct {
 const limitedCacheSize = 1024
 
 // Resolver decides requests from roles and bindings it is told about
-// (PutRole, PutBinding, …), usually by authz.Sync following the store. It
+// (PutRole, PutBinding, …), usually by rolesync.Sync following the store. It
 // is safe for concurrent use; a change takes effect on the next decision.
 //
 // A decision never lists roles or bindings. Each user's bound roles are

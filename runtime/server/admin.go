@@ -9,7 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/svcrun/svc/runtime/security"
+	"github.com/svcrun/svc/runtime/core"
+	"github.com/svcrun/svc/runtime/rbac"
 	"github.com/svcrun/svc/runtime/store"
 	"github.com/svcrun/svc/runtime/store/dirlock"
 )
@@ -42,7 +43,7 @@ func Admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		brand = DefaultBrand
 	}
 	dir := fs.String("data-dir", "./data", "data directory of the stopped server")
-	user := fs.String("user", security.AdminUser, "user to make a super administrator")
+	user := fs.String("user", core.AdminUser, "user to make a super administrator")
 	fs.StringVar(&brand, "brand-domain", brand, "brand domain of the server (env SVC_BRAND_DOMAIN)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -58,7 +59,7 @@ func Admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	generated := password == ""
 	if generated {
 		var err error
-		if password, err = security.RandomPassword(); err != nil {
+		if password, err = core.RandomPassword(); err != nil {
 			return err
 		}
 	}
@@ -69,7 +70,7 @@ func Admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("admin reset: open %s: %w", *dir, err)
 	}
-	created, err := security.ResetAdmin(ctx, st, brand, *user, password)
+	created, err := core.ResetAdmin(ctx, st, brand, *user, password)
 	if cerr := st.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("admin reset: close the store: %w", cerr)
 	}
@@ -81,9 +82,9 @@ func Admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		what = "created"
 	}
 	if generated {
-		fmt.Fprintf(stdout, "svc: %s user %q, bound to %s, with password %s (shown once; set SVC_ADMIN_PASSWORD to choose it)\n", what, *user, security.SuperRole, password)
+		fmt.Fprintf(stdout, "svc: %s user %q, bound to %s, with password %s (shown once; set SVC_ADMIN_PASSWORD to choose it)\n", what, *user, rbac.SuperRole, password)
 	} else {
-		fmt.Fprintf(stdout, "svc: %s user %q, bound to %s, with the password from SVC_ADMIN_PASSWORD\n", what, *user, security.SuperRole)
+		fmt.Fprintf(stdout, "svc: %s user %q, bound to %s, with the password from SVC_ADMIN_PASSWORD\n", what, *user, rbac.SuperRole)
 	}
 	return nil
 }

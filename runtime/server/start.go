@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/svcrun/svc/runtime/access"
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/swaggerui"
+	"github.com/svcrun/svc/runtime/authz"
 	"github.com/svcrun/svc/runtime/kinds"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/plugin"
-	"github.com/svcrun/svc/runtime/security"
 	"github.com/svcrun/svc/runtime/store"
 )
 
@@ -75,14 +76,14 @@ type startup struct {
 	ln    net.Listener
 	parts *group
 
-	store   *store.Store       // store
-	sec     *security.Security // access control
-	reg     *model.Registry    // models
-	pending *pluginView        // HTTP API: bound by plugins
-	api     *api.Server        // HTTP API
-	plugins *plugin.Manager    // plugins
-	http    *http.Server       // serve
-	serve   *serving           // serve
+	store   *store.Store    // store
+	access  *access.Access  // access control
+	reg     *model.Registry // models
+	pending *pluginView     // HTTP API: bound by plugins
+	api     *api.Server     // HTTP API
+	plugins *plugin.Manager // plugins
+	http    *http.Server    // serve
+	serve   *serving        // serve
 }
 
 // step is one stage of start-up.
@@ -128,19 +129,23 @@ func (u *startup) openStore(ctx context.Context) error {
 	return u.parts.start(ctx, "store", untilStopped(st.Close))
 }
 
-// accessControl registers the core models and loads roles, bindings and
-// the first administrator. security.Setup starts following roles and
-// bindings itself; its runnable ends that work when stopped, after the
-// plugins and before the store.
+// accessControl registers the core models, loads the built-in roles and
+// the first administrator, and builds the resolver, the guard and the
+// console API (access.New, which starts nothing). Its runnable follows
+// roles and bindings into the resolver and cleans up after deleted users
+// until it is stopped, after the plugins and before the store; the step
+// returns once the resolver has every stored role and binding, so that
+// no request is decided on less.
 func (u *startup) accessControl(ctx context.Context) error {
-	sctx, cancel := context.WithCancel(ctx)
-	sec, err := security.Setup(sctx, u.store, security.Options{Brand: u.f.BrandDomain, AdminPassword: os.Getenv("SVC_ADMIN_PASSWORD"), Out: u.cfg.Out, Logger: u.log})
+	acc, err := access.New(ctx, u.store, access.Options{Brand: u.f.BrandDomain, AdminPassword: os.Getenv("SVC_ADMIN_PASSWORD"), Out: u.cfg.Out, Logger: u.log})
 	if err != nil {
-		cancel()
 		return err
 	}
-	u.sec = sec
-	return u.parts.start(ctx, "access control", untilStopped(func() error { cancel(); return nil }))
+	u.access = acc
+	if err := u.parts.start(ctx, "access control", acc); err != nil {
+		return err
+	}
+	return acc.WaitReady(ctx)
 }
 
 // models fills the registry: the core models, the shared kinds (stored
@@ -153,7 +158,7 @@ func (u *startup) models(ctx context.Context) error {
 		return err
 	}
 	u.reg = model.NewRegistry()
-	for _, m := range u.sec.Models {
+	for _, m := range u.access.Models {
 		if err := u.reg.Register(m); err != nil {
 			return err
 		}
@@ -200,19 +205,19 @@ func (u *startup) buildIndexes(ctx context.Context) error {
 // and documents through a view the plugins step binds.
 func (u *startup) httpAPI(context.Context) error {
 	u.pending = &pluginView{}
-	console := u.sec.Console.OpenAPI() // fixed for the server's life
+	console := u.access.Console.OpenAPI() // fixed for the server's life
 	docs := func() map[string][]byte {
 		d := u.pending.Documents()
 		d[consoleDoc] = console
 		return d
 	}
-	a := api.New(api.Options{Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.sec.Guard.Check,
+	a := api.New(api.Options{Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.access.Guard.Check,
 		OpenAPI: openAPIDoc(u.reg, docs, u.f.BrandDomain, u.log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
 		NotReady: u.pending.NotReady})
-	for m, f := range u.sec.Routes {
+	for m, f := range u.access.Routes {
 		a.UseRoutes(m, f)
 	}
-	if err := a.Mount("console", u.sec.Console.Routes); err != nil {
+	if err := a.Mount("console", u.access.Console.Routes); err != nil {
 		return err
 	}
 	for m, f := range u.cfg.Routes {
@@ -229,16 +234,16 @@ func (u *startup) httpAPI(context.Context) error {
 // missing Plugin objects and starts the enabled plugins, which register
 // their models and mount their routes as each comes up.
 func (u *startup) startPlugins(ctx context.Context) error {
-	u.plugins = plugin.NewManager(plugin.Options{Store: u.store, Registry: u.reg, API: u.api, PluginModel: u.sec.PluginModel,
+	u.plugins = plugin.NewManager(plugin.Options{Store: u.store, Registry: u.reg, API: u.api, PluginModel: u.access.PluginModel,
 		Brand: u.f.BrandDomain, Logger: u.log, Plugins: u.cfg.Plugins,
 		Auth: plugin.Auth{
 			Caller: func(c *gin.Context) (string, bool) {
-				id := security.IdentityOf(c)
+				id := authz.IdentityOf(c)
 				return id.User, id.Authenticated
 			},
-			Allowed: u.sec.Guard.Allows,
+			Allowed: u.access.Guard.Allows,
 		},
-		Settle: u.sec.Settle})
+		Settle: u.access.Settle})
 	u.pending.bind(u.plugins)
 	// A manager that stops on an error leaves the server serving, its
 	// plugins reported not ready by /readyz, as before the group existed.

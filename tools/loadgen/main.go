@@ -25,6 +25,11 @@
 // open throughout, and the server's memory and descriptors sampled:
 //
 //	loadgen --objects 10000 --scenarios mixed --rate 500 --watchers 20 --duration 10m --server-pid 1234
+//
+// The tool is a module of its own (tools/loadgen/go.mod, with a replace
+// to the repository's root), so that its HTTP client, fasthttp, is no
+// requirement of the root go.mod that plugin modules read. `make loadgen`
+// builds bin/loadgen; `make test` runs its tests.
 package main
 
 import (

@@ -1,11 +1,8 @@
-package security
+package console
 
 import (
 	"cmp"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -17,6 +14,7 @@ import (
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/problem"
 	"github.com/svcrun/svc/runtime/authn"
+	"github.com/svcrun/svc/runtime/authz"
 	"github.com/svcrun/svc/runtime/client"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store"
@@ -51,9 +49,9 @@ func (k *Console) userCentreTokenRoutes(r gin.IRouter) {
 // signedIn is the caller's name. No role grants these routes to anonymous
 // callers; this guards against a role that would.
 func signedIn(c *gin.Context) (string, error) {
-	id := IdentityOf(c)
+	id := authz.IdentityOf(c)
 	if !id.Authenticated || id.User == "" {
-		return "", unauthorized("personal access tokens belong to a signed-in user; sign in first")
+		return "", authz.Unauthorized("personal access tokens belong to a signed-in user; sign in first")
 	}
 	return id.User, nil
 }
@@ -142,7 +140,7 @@ func (k *Console) ucGenerate(c *gin.Context) error {
 // issueToken creates a token of owner and returns it with the token in
 // the access-token annotation, the only time it is ever shown.
 func (k *Console) issueToken(c *gin.Context, owner string, p tokenParams) (*core.PersonalAccessToken, error) {
-	if err := k.mayLimitTo(c, owner, p.Roles); err != nil {
+	if err := k.Escalation.MayLimitTo(c, authz.IdentityOf(c), owner, p.Roles); err != nil {
 		return nil, err
 	}
 	if p.ExpiresAt != nil && !p.ExpiresAt.After(k.now()) {
@@ -153,7 +151,7 @@ func (k *Console) issueToken(c *gin.Context, owner string, p tokenParams) (*core
 		// Pinned to what the creator is bound to today, not to roles
 		// granted later; a request made with a token keeps to its roles.
 		roles = k.Rules.BoundRoles(owner)
-		if id := IdentityOf(c); id.Roles != nil {
+		if id := authz.IdentityOf(c); id.Roles != nil {
 			roles = slices.DeleteFunc(roles, func(r string) bool { return !slices.Contains(id.Roles, r) })
 		}
 	}
@@ -164,7 +162,7 @@ func (k *Console) issueToken(c *gin.Context, owner string, p tokenParams) (*core
 	if err != nil {
 		return nil, err
 	}
-	id, err := tokenID()
+	id, err := authn.NewTokenID()
 	if err != nil {
 		return nil, err
 	}
@@ -202,46 +200,6 @@ func (k *Console) issueToken(c *gin.Context, owner string, p tokenParams) (*core
 	return created, nil
 }
 
-// mayLimitTo refuses token roles that do not exist or are outside what
-// the caller holds: the owner's effective set (bound roles, their
-// dependencies and aggregates), or, for a request made with a token, that
-// token's. Limiting a token to a role the owner holds only through a
-// dependency is the point of least privilege.
-func (k *Console) mayLimitTo(c *gin.Context, owner string, roles []string) error {
-	held := k.Rules.EffectiveRoles(owner)
-	if id := IdentityOf(c); id.Roles != nil {
-		held = k.Rules.TokenRoles(owner, id.Roles)
-	}
-	var errs object.FieldErrors
-	for i, r := range roles {
-		_, err := k.Roles.Get(c, r)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			errs.Add(fmt.Sprintf("spec.roles[%d]", i), "role %q does not exist", r)
-		case err != nil:
-			return err
-		case !slices.Contains(held, r):
-			errs.Add(fmt.Sprintf("spec.roles[%d]", i), "role %q is not in your effective roles", r)
-		}
-	}
-	if len(errs) > 0 {
-		return problem.Invalid("the token may only be limited to roles you hold; see errors", errs...)
-	}
-	return nil
-}
-
-// tokenID returns a random UUID (version 4), as Halo's token ids are.
-func tokenID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("security: token id: %w", err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
-}
-
 // tokenOf returns owner's token called name; another user's is not found,
 // so that names say nothing about others' tokens.
 func (k *Console) tokenOf(c *gin.Context, owner, name string) (*core.PersonalAccessToken, error) {
@@ -271,7 +229,7 @@ func (k *Console) ucList(c *gin.Context) error {
 	}
 	res, err := k.Tokens.List(c, client.ListOptions{FieldSelector: []string{core.PersonalAccessTokenIndexSpecUsername + "=" + owner}})
 	if err != nil {
-		return fmt.Errorf("security: list tokens of %s: %w", owner, err)
+		return fmt.Errorf("console: list tokens of %s: %w", owner, err)
 	}
 	// Halo answers a plain array, newest first.
 	items := append([]*core.PersonalAccessToken{}, res.Items...)
@@ -338,7 +296,7 @@ func (k *Console) setRevoked(c *gin.Context, t *core.PersonalAccessToken, revoke
 	}
 	updated, err := k.Tokens.Update(c, t)
 	if err != nil {
-		return nil, fmt.Errorf("security: revoke token %s: %w", t.Metadata.Name, err)
+		return nil, fmt.Errorf("console: revoke token %s: %w", t.Metadata.Name, err)
 	}
 	return updated, nil
 }

@@ -1,4 +1,4 @@
-package security_test
+package access_test
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package security_test
+package access_test
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/svcrun/svc/generated/core"
+	"github.com/svcrun/svc/runtime/access"
 	"github.com/svcrun/svc/runtime/authn"
 	"github.com/svcrun/svc/runtime/client"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
-	"github.com/svcrun/svc/runtime/security"
 	"github.com/svcrun/svc/runtime/store/storetest"
 )
 
@@ -181,22 +181,19 @@ func TestLegacyTokensMove(t *testing.T) {
 		}
 	}
 
-	sec, err := security.Setup(ctx, st, security.Options{Brand: "svc.run", AdminPassword: adminPW, Out: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	moved, err := sec.Console.Tokens.Get(ctx, "leo-ci")
+	acc, _ := start(t, ctx, st, access.Options{Brand: "svc.run", AdminPassword: adminPW, Out: io.Discard})
+	moved, err := acc.Console.Tokens.Get(ctx, "leo-ci")
 	if err != nil {
 		t.Fatalf("leo's token did not move: %v", err)
 	}
 	if moved.APIVersion != "security.svc.run/v1alpha1" || moved.Spec.Name == nil || *moved.Spec.Name != "CI" || moved.Spec.TokenID == nil || moved.Spec.TokenHash != authn.HashToken(token) {
 		t.Errorf("moved token = %+v", moved)
 	}
-	if _, err := sec.Console.Tokens.Get(ctx, "ghost-ci"); err == nil {
+	if _, err := acc.Console.Tokens.Get(ctx, "ghost-ci"); err == nil {
 		t.Error("the ghost's token moved")
 	}
 	h := http.Header{"Authorization": {"Bearer " + token}}
-	if id, err := sec.Guard.Authn.Authenticate(ctx, h); err != nil || id.User != "leo" {
+	if id, err := acc.Guard.Authn.Authenticate(ctx, h); err != nil || id.User != "leo" {
 		t.Errorf("leo's old token = %+v, %v", id, err)
 	}
 	// Nothing is left behind in the old place.

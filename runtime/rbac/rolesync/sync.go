@@ -1,4 +1,4 @@
-package authz
+package rolesync
 
 import (
 	"context"
@@ -166,12 +166,12 @@ func (f *follower[T]) once(ctx context.Context) error {
 	kind := f.c.Model().Kind
 	w, err := f.c.Watch(ctx, client.WatchOptions{SendInitialEvents: true})
 	if err != nil {
-		return fmt.Errorf("authz: watch %s: %w", kind, err)
+		return fmt.Errorf("rolesync: watch %s: %w", kind, err)
 	}
 	defer w.Stop()
 	list, err := f.c.List(ctx, client.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("authz: list %s: %w", kind, err)
+		return fmt.Errorf("rolesync: list %s: %w", kind, err)
 	}
 	pending := make(map[string]mark, len(list.Items))
 	for _, o := range list.Items {
@@ -200,7 +200,7 @@ func (f *follower[T]) once(ctx context.Context) error {
 	for {
 		ev, err := w.Next(ctx)
 		if err != nil {
-			return fmt.Errorf("authz: watch %s: %w", kind, err)
+			return fmt.Errorf("rolesync: watch %s: %w", kind, err)
 		}
 		md := &ev.Object.GetEnvelope().Metadata
 		seen[md.Name] = struct{}{}

@@ -1,6 +1,7 @@
-package security
+package authz
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -22,11 +23,14 @@ const Challenge = `Basic realm="svc"`
 type Guard struct {
 	Authn *authn.Authenticator
 	Rules *rbac.Resolver
-	// used, when set, keeps tokens' spec.lastUsed current.
-	used *tokenUse
+	// Used, when set, keeps tokens' spec.lastUsed current.
+	Used *authn.TokenUse
 }
 
-// Check is the api.Options.Guard hook.
+// Check is the api.Options.Guard hook. It decides on the request info
+// the API middleware parsed once and carries on the request context
+// (rbac.RequestInfoFrom); a request that did not come through that
+// middleware is parsed here.
 func (g *Guard) Check(c *gin.Context) error {
 	info, err := rbac.ParseRequest(c.Request)
 	if err != nil {
@@ -45,17 +49,17 @@ func (g *Guard) Check(c *gin.Context) error {
 		if errors.As(err, &terr) {
 			return throttled(terr)
 		}
-		return unauthorized("the credentials are not valid")
+		return Unauthorized("the credentials are not valid")
 	}
 	c.Set(identityKey, id)
-	if id.TokenName != "" && g.used != nil {
-		g.used.note(c.Request.Context(), id.TokenName)
+	if id.TokenName != "" && g.Used != nil {
+		g.Used.Note(c.Request.Context(), id.TokenName)
 	}
 	if g.allows(id, &info) {
 		return nil
 	}
 	if !id.Authenticated {
-		return unauthorized("this request needs credentials: HTTP Basic or a personal access token")
+		return Unauthorized("this request needs credentials: HTTP Basic or a personal access token")
 	}
 	return problem.New(http.StatusForbidden, "user %q is not allowed to %s %s", id.User, info.Verb, describe(&info))
 }
@@ -88,7 +92,9 @@ func describe(info *rbac.RequestInfo) string {
 	return s
 }
 
-func unauthorized(detail string) error {
+// Unauthorized is a 401 problem with the Challenge, for a request that
+// needs a signed-in caller.
+func Unauthorized(detail string) error {
 	return &problem.Error{Status: http.StatusUnauthorized, Detail: detail, Header: http.Header{"Www-Authenticate": {Challenge}}}
 }
 
@@ -104,4 +110,23 @@ func IdentityOf(c *gin.Context) authn.Identity {
 	v, _ := c.Get(identityKey)
 	id, _ := v.(authn.Identity)
 	return id
+}
+
+// identityFrom returns the identity the guard put on a request context
+// (gin's context looks string keys up among its values); false for writes
+// that do not come through the HTTP API.
+func identityFrom(ctx context.Context) (authn.Identity, bool) {
+	id, ok := ctx.Value(identityKey).(authn.Identity)
+	return id, ok
+}
+
+// HeldRules are the rules the caller holds: its effective roles', or its
+// token's roles' for a limited token.
+func (g *Guard) HeldRules(id authn.Identity) []rbac.PolicyRule {
+	if id.Roles != nil {
+		// The same set authorization uses for a token: its roles that are
+		// in the owner's effective set now, with what flows into them.
+		return g.Rules.RulesFor(g.Rules.TokenRoles(id.User, id.Roles))
+	}
+	return g.Rules.RulesFor(g.Rules.EffectiveRoles(id.User))
 }

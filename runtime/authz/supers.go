@@ -1,4 +1,4 @@
-package security
+package authz
 
 import (
 	"context"
@@ -14,15 +14,16 @@ import (
 	"github.com/svcrun/svc/runtime/client"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/rbac"
 	"github.com/svcrun/svc/runtime/store"
 )
 
-// lastSuper refuses writes that would leave no enabled user bound to
+// LastSuper refuses writes that would leave no enabled user bound to
 // super-role: with none, no one can administer the server, and a restart
-// does not bring one back (EnsureAdmin only acts on an empty store). Such
-// writes are a 409; the offline `admin reset` command is the way back for
-// a server locked out some other way (a forgotten password).
-type lastSuper struct {
+// does not bring one back (core.EnsureAdmin only acts on an empty store).
+// Such writes are a 409; the offline `admin reset` command is the way back
+// for a server locked out some other way (a forgotten password).
+type LastSuper struct {
 	// mu is the users' and bindings' models' WriteLock, and is held by the
 	// console while it changes bindings, so that two writes cannot each
 	// remove one of the last two super administrators.
@@ -39,8 +40,28 @@ type change struct {
 	unbound  string
 }
 
-// guard installs the checks on the generic users and bindings APIs.
-func (s *lastSuper) guard(users, bindings *model.Model) {
+// NewLastSuper returns a LastSuper counting through users and bindings.
+func NewLastSuper(users *core.UserClient, bindings *core.RoleBindingClient) *LastSuper {
+	return &LastSuper{users: users, bindings: bindings}
+}
+
+// Lock holds off writes of users and bindings through the generic API
+// (their models' WriteLock, set by Admit); a writer outside it that
+// changes bindings holds it across CheckUnbind and its writes.
+func (s *LastSuper) Lock() { s.mu.Lock() }
+
+// Unlock ends Lock.
+func (s *LastSuper) Unlock() { s.mu.Unlock() }
+
+// CheckUnbind refuses to take user out of every binding of super-role if
+// that leaves no enabled super administrator. Call it under Lock.
+func (s *LastSuper) CheckUnbind(ctx context.Context, user string) error {
+	return s.check(ctx, change{unbound: user})
+}
+
+// Admit installs the checks on the generic users and bindings APIs, after
+// any admission they already have.
+func (s *LastSuper) Admit(users, bindings *model.Model) {
 	users.WriteLock, bindings.WriteLock = &s.mu, &s.mu
 	admitUser := users.Admit
 	users.Admit = func(ctx context.Context, old, obj object.Object) error {
@@ -69,7 +90,7 @@ func (s *lastSuper) guard(users, bindings *model.Model) {
 				return err
 			}
 		}
-		if old == nil || old.(*core.RoleBinding).RoleRef.Name != SuperRole {
+		if old == nil || old.(*core.RoleBinding).RoleRef.Name != rbac.SuperRole {
 			return nil
 		}
 		b := obj.(*core.RoleBinding)
@@ -78,7 +99,7 @@ func (s *lastSuper) guard(users, bindings *model.Model) {
 	bindings.AdmitDelete = func(ctx context.Context, olds []object.Object) error {
 		c := change{bindings: map[string]*core.RoleBinding{}}
 		for _, o := range olds {
-			if b := o.(*core.RoleBinding); b.RoleRef.Name == SuperRole {
+			if b := o.(*core.RoleBinding); b.RoleRef.Name == rbac.SuperRole {
 				c.bindings[b.Metadata.Name] = nil
 			}
 		}
@@ -97,27 +118,27 @@ func enabled(u *core.User) bool {
 // check refuses c if it takes the number of enabled super administrators
 // from some to none. A store that has none already (made offline) is not
 // made worse by c, and is left to `admin reset`.
-func (s *lastSuper) check(ctx context.Context, c change) error {
+func (s *LastSuper) check(ctx context.Context, c change) error {
 	before, after, err := s.count(ctx, c)
 	if err != nil {
 		return err
 	}
 	if before > 0 && after == 0 {
-		return problem.New(http.StatusConflict, "this would leave no enabled user bound to %s, and no one able to administer the server: bind another user to %s first", SuperRole, SuperRole)
+		return problem.New(http.StatusConflict, "this would leave no enabled user bound to %s, and no one able to administer the server: bind another user to %s first", rbac.SuperRole, rbac.SuperRole)
 	}
 	return nil
 }
 
 // count returns the enabled users bound to super-role now and once c is
 // written.
-func (s *lastSuper) count(ctx context.Context, c change) (before, after int, err error) {
-	list, err := s.bindings.List(ctx, client.ListOptions{FieldSelector: []string{core.RoleBindingIndexRoleRefName + "=" + SuperRole}})
+func (s *LastSuper) count(ctx context.Context, c change) (before, after int, err error) {
+	list, err := s.bindings.List(ctx, client.ListOptions{FieldSelector: []string{core.RoleBindingIndexRoleRefName + "=" + rbac.SuperRole}})
 	if err != nil {
-		return 0, 0, fmt.Errorf("security: bindings of %s: %w", SuperRole, err)
+		return 0, 0, fmt.Errorf("authz: bindings of %s: %w", rbac.SuperRole, err)
 	}
 	now, next := map[string]bool{}, map[string]bool{}
 	addSubjects := func(set map[string]bool, b *core.RoleBinding) {
-		if b == nil || b.RoleRef.Name != SuperRole || b.Metadata.DeletionTimestamp != nil {
+		if b == nil || b.RoleRef.Name != rbac.SuperRole || b.Metadata.DeletionTimestamp != nil {
 			return
 		}
 		for _, sub := range b.Subjects {
@@ -146,7 +167,7 @@ func (s *lastSuper) count(ctx context.Context, c change) (before, after int, err
 		if errors.Is(err, store.ErrNotFound) {
 			u = nil
 		} else if err != nil {
-			return 0, 0, fmt.Errorf("security: read user %s: %w", name, err)
+			return 0, 0, fmt.Errorf("authz: read user %s: %w", name, err)
 		}
 		if now[name] && enabled(u) {
 			before++

@@ -1,4 +1,4 @@
-package security
+package core
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/svcrun/svc/generated/core"
+	gen "github.com/svcrun/svc/generated/core"
+	"github.com/svcrun/svc/runtime/authn"
 	"github.com/svcrun/svc/runtime/client"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
@@ -19,7 +20,7 @@ import (
 // access tokens: the empty group, /api/v1alpha1/personalaccesstokens.
 // It has no Go type; records decode as unstructured objects.
 func legacyTokenModel() *model.Model {
-	return &model.Model{Version: "v1alpha1", Kind: core.PersonalAccessTokenKind, Plural: "personalaccesstokens", Singular: "personalaccesstoken"}
+	return &model.Model{Version: "v1alpha1", Kind: gen.PersonalAccessTokenKind, Plural: "personalaccesstokens", Singular: "personalaccesstoken"}
 }
 
 // legacyTokenSpec is the spec of a token stored by an earlier svc.
@@ -40,23 +41,23 @@ type legacyTokenSpec struct {
 // A token whose user is gone, or was made for an earlier user of the same
 // name, is dropped, since a moved token gets a new creationTimestamp and
 // could no longer be told apart. Running it again finds nothing to move.
-func migrateLegacyTokens(ctx context.Context, st *store.Store, tokens *core.PersonalAccessTokenClient, users *core.UserClient, log *slog.Logger) error {
+func migrateLegacyTokens(ctx context.Context, st *store.Store, tokens *gen.PersonalAccessTokenClient, users *gen.UserClient, log *slog.Logger) error {
 	m := legacyTokenModel()
 	if err := st.Register(ctx, m); err != nil {
-		return fmt.Errorf("security: read tokens of an earlier version: %w", err)
+		return fmt.Errorf("core: read tokens of an earlier version: %w", err)
 	}
 	defer st.Unregister(context.WithoutCancel(ctx), m)
 	old := client.New[*object.Unstructured](st, m)
 	res, err := old.List(ctx, client.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("security: list tokens of an earlier version: %w", err)
+		return fmt.Errorf("core: list tokens of an earlier version: %w", err)
 	}
 	moved, dropped := 0, 0
 	for _, o := range res.Items {
 		name := o.Metadata.Name
 		var spec legacyTokenSpec
 		if err := json.Unmarshal(o.Fields["spec"], &spec); err != nil {
-			return fmt.Errorf("security: token %s of an earlier version: %w", name, err)
+			return fmt.Errorf("core: token %s of an earlier version: %w", name, err)
 		}
 		keep := o.Metadata.DeletionTimestamp == nil
 		if keep {
@@ -65,18 +66,18 @@ func migrateLegacyTokens(ctx context.Context, st *store.Store, tokens *core.Pers
 			case errors.Is(err, store.ErrNotFound):
 				keep = false
 			case err != nil:
-				return fmt.Errorf("security: user of token %s: %w", name, err)
+				return fmt.Errorf("core: user of token %s: %w", name, err)
 			default:
 				tc, uc := o.Metadata.CreationTimestamp, u.Metadata.CreationTimestamp
 				keep = tc == nil || uc == nil || !tc.Before(*uc)
 			}
 		}
 		if keep {
-			id, err := tokenID()
+			id, err := authn.NewTokenID()
 			if err != nil {
 				return err
 			}
-			t := &core.PersonalAccessToken{}
+			t := &gen.PersonalAccessToken{}
 			t.Metadata.Name = name
 			t.Metadata.Labels, t.Metadata.Annotations = o.Metadata.Labels, o.Metadata.Annotations
 			if spec.DisplayName != "" {
@@ -93,14 +94,14 @@ func migrateLegacyTokens(ctx context.Context, st *store.Store, tokens *core.Pers
 			t.Spec.ExpiresAt, t.Spec.Revoked = spec.ExpiresAt, spec.Revoked
 			// Already moved by a run that stopped before the delete.
 			if _, err := tokens.Create(ctx, t); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
-				return fmt.Errorf("security: move token %s: %w", name, err)
+				return fmt.Errorf("core: move token %s: %w", name, err)
 			}
 			moved++
 		} else {
 			dropped++
 		}
 		if _, err := old.Delete(ctx, name); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("security: remove token %s of an earlier version: %w", name, err)
+			return fmt.Errorf("core: remove token %s of an earlier version: %w", name, err)
 		}
 	}
 	if moved+dropped > 0 {

@@ -1,4 +1,4 @@
-package security_test
+package access_test
 
 // Corpus acceptance test for access control: every Role template of the
 // real Halo plugins in shared/corpus/halo-plugins is loaded, unmodified,

@@ -1,4 +1,4 @@
-package security_test
+package access_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svcrun/svc/runtime/security"
+	"github.com/svcrun/svc/runtime/access"
 	"github.com/svcrun/svc/runtime/store"
 	"github.com/svcrun/svc/runtime/store/storetest"
 )
@@ -20,12 +20,11 @@ func TestAdminPasswordOnAStoreWithUsersIsReported(t *testing.T) {
 	dir := t.TempDir()
 	st := storetest.Open(t, store.Options{Dir: dir})
 	var out, first, second bytes.Buffer
-	if _, err := security.Setup(ctx, st, security.Options{Brand: "svc.run", AdminPassword: "one", Out: &out, Logger: slog.New(slog.NewTextHandler(&first, nil))}); err != nil {
-		t.Fatal(err)
-	}
+	_, stop := start(t, ctx, st, access.Options{Brand: "svc.run", AdminPassword: "one", Out: &out, Logger: slog.New(slog.NewTextHandler(&first, nil))})
 	if strings.Contains(first.String(), "SVC_ADMIN_PASSWORD") {
 		t.Errorf("first start (admin created) warned: %s", first.String())
 	}
+	stop()
 	cancel()
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -33,9 +32,7 @@ func TestAdminPasswordOnAStoreWithUsersIsReported(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	st = storetest.Open(t, store.Options{Dir: dir})
-	if _, err := security.Setup(ctx, st, security.Options{Brand: "svc.run", AdminPassword: "two", Out: &out, Logger: slog.New(slog.NewTextHandler(&second, nil))}); err != nil {
-		t.Fatal(err)
-	}
+	start(t, ctx, st, access.Options{Brand: "svc.run", AdminPassword: "two", Out: &out, Logger: slog.New(slog.NewTextHandler(&second, nil))})
 	log := second.String()
 	for _, want := range []string{"level=WARN", "SVC_ADMIN_PASSWORD is set but the store already has users", "/users/{name}/password", "admin reset"} {
 		if !strings.Contains(log, want) {

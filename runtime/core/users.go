@@ -1,11 +1,11 @@
-package security
+package core
 
 import (
 	"context"
 	"encoding/json"
 	"strings"
 
-	"github.com/svcrun/svc/generated/core"
+	gen "github.com/svcrun/svc/generated/core"
 	"github.com/svcrun/svc/runtime/authn"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
@@ -18,9 +18,9 @@ import (
 func ProtectUsers(m *model.Model) {
 	m.Present = presentUser
 	m.Admit = func(_ context.Context, old, obj object.Object) error {
-		u := obj.(*core.User)
+		u := obj.(*gen.User)
 		if old != nil {
-			u.Spec.Password = old.(*core.User).Spec.Password
+			u.Spec.Password = old.(*gen.User).Spec.Password
 			return nil
 		}
 		if u.Spec.Password == nil || *u.Spec.Password == "" {
@@ -59,11 +59,4 @@ func presentUser(data []byte) []byte {
 		return data
 	}
 	return out
-}
-
-// redacted returns a copy of u without its password hash.
-func redacted(u *core.User) *core.User {
-	c := *u
-	c.Spec.Password = nil
-	return &c
 }

@@ -1,4 +1,4 @@
-package security
+package console
 
 import (
 	"bytes"
@@ -20,8 +20,10 @@ import (
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/problem"
 	"github.com/svcrun/svc/runtime/authn"
+	"github.com/svcrun/svc/runtime/authz"
 	"github.com/svcrun/svc/runtime/client"
 	"github.com/svcrun/svc/runtime/codec"
+	coremodel "github.com/svcrun/svc/runtime/core"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/rbac"
 	"github.com/svcrun/svc/runtime/store"
@@ -29,7 +31,8 @@ import (
 
 // Console serves the console API of users, permissions and personal access
 // tokens under /apis/api.console.<brand>/v1alpha1 (docs/api.md), in Halo's
-// shapes. Access to each route is decided by the guard before it runs.
+// shapes. Access to each route is decided by the guard (runtime/authz)
+// before it runs.
 type Console struct {
 	Users    *core.UserClient
 	Roles    *core.RoleClient
@@ -37,20 +40,20 @@ type Console struct {
 	Tokens   *core.PersonalAccessTokenClient
 	Rules    *rbac.Resolver
 	Authn    *authn.Authenticator
-	// Guard says what a caller holds (a token holds at most its roles).
-	Guard *Guard
+	// Escalation refuses grants of roles the caller does not hold.
+	Escalation *authz.Escalation
 	// Settle waits until access control decides with the bindings just
 	// written; nil does not wait.
 	Settle func(ctx context.Context) error
 	Brand  string
 	// Fail writes an error as a problem response (api.Server.Fail);
-	// Setup sets it to api.Failer of its logger.
+	// access.New sets it to api.Failer of its logger.
 	Fail func(c *gin.Context, err error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// supers, if set, keeps a grant from unbinding the last enabled
+	// Supers, if set, keeps a grant from unbinding the last enabled
 	// super administrator.
-	supers *lastSuper
+	Supers *authz.LastSuper
 }
 
 // Base is where the console API is served.
@@ -96,9 +99,9 @@ func (k *Console) user(c *gin.Context) (string, error) {
 	if name != "-" {
 		return name, nil
 	}
-	id := IdentityOf(c)
+	id := authz.IdentityOf(c)
 	if !id.Authenticated {
-		return "", unauthorized("users/- is the signed-in user; sign in first")
+		return "", authz.Unauthorized("users/- is the signed-in user; sign in first")
 	}
 	return id.User, nil
 }
@@ -253,16 +256,16 @@ func (k *Console) grant(c *gin.Context) error {
 	if err := k.mayGrant(c, req.Roles); err != nil {
 		return err
 	}
-	if k.supers != nil {
-		k.supers.mu.Lock()
-		defer k.supers.mu.Unlock()
-		if !slices.Contains(req.Roles, SuperRole) {
-			if err := k.supers.check(c, change{unbound: name}); err != nil {
+	if k.Supers != nil {
+		k.Supers.Lock()
+		defer k.Supers.Unlock()
+		if !slices.Contains(req.Roles, rbac.SuperRole) {
+			if err := k.Supers.CheckUnbind(c, name); err != nil {
 				return err
 			}
 		}
 	}
-	if err := k.replaceBindings(c, name, req.Roles); err != nil {
+	if err := coremodel.SetRoles(c, k.Bindings, name, req.Roles); err != nil {
 		return err
 	}
 	if err := k.settle(c); err != nil {
@@ -276,106 +279,16 @@ func (k *Console) grant(c *gin.Context) error {
 	return nil
 }
 
+// mayGrant asks Escalation whether the caller may hand out roles.
+func (k *Console) mayGrant(c *gin.Context, roles []string) error {
+	return k.Escalation.MayGrant(c, authz.IdentityOf(c), roles)
+}
+
 func (k *Console) settle(ctx context.Context) error {
 	if k.Settle == nil {
 		return nil
 	}
 	return k.Settle(ctx)
-}
-
-// mayGrant refuses roles that do not exist and roles whose rules (with
-// their dependencies) the caller does not hold: no privilege escalation.
-func (k *Console) mayGrant(c *gin.Context, roles []string) error {
-	caller := IdentityOf(c)
-	var errs object.FieldErrors
-	for i, name := range roles {
-		rules, err := k.rulesOf(c, name, map[string]bool{})
-		if errors.Is(err, store.ErrNotFound) {
-			errs.Add(fmt.Sprintf("roles[%d]", i), "role %q does not exist", name)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		// Roles aggregated into it come along with it.
-		rules = append(rules, k.Rules.RulesFor([]string{name})...)
-		if !rbac.RulesCover(k.Guard.heldRules(caller), rules) {
-			return problem.New(http.StatusForbidden, "user %q may not grant role %q: it allows more than the user holds", caller.User, name)
-		}
-	}
-	if len(errs) > 0 {
-		return problem.Invalid("the request names roles that do not exist", errs...)
-	}
-	return nil
-}
-
-// rulesOf collects a role's rules and, transitively, its dependencies'.
-func (k *Console) rulesOf(ctx context.Context, name string, seen map[string]bool) ([]rbac.PolicyRule, error) {
-	return roleRules(ctx, k.Roles, k.Brand, name, seen)
-}
-
-func toPolicyRules(rs []core.PolicyRule) []rbac.PolicyRule {
-	out := make([]rbac.PolicyRule, len(rs))
-	for i, r := range rs {
-		out[i] = rbac.PolicyRule{APIGroups: r.APIGroups, Resources: r.Resources, ResourceNames: r.ResourceNames, NonResourceURLs: r.NonResourceURLs, Verbs: r.Verbs}
-	}
-	return out
-}
-
-// replaceBindings makes roles exactly the user's bound roles, as Halo's
-// grant does: the user leaves other bindings (emptied ones are deleted)
-// and gets a binding <user>-<role>-binding for each new role.
-func (k *Console) replaceBindings(ctx context.Context, user string, roles []string) error {
-	want := map[string]bool{}
-	for _, r := range roles {
-		want[r] = true
-	}
-	all, err := k.Bindings.List(ctx, client.ListOptions{})
-	if err != nil {
-		return err
-	}
-	for _, b := range all.Items {
-		i := slices.IndexFunc(b.Subjects, func(s core.RoleBindingSubjectsItem) bool { return s.Kind == "User" && s.Name == user })
-		if i < 0 {
-			continue
-		}
-		if want[b.RoleRef.Name] {
-			delete(want, b.RoleRef.Name)
-			continue
-		}
-		b.Subjects = slices.Delete(b.Subjects, i, i+1)
-		if len(b.Subjects) == 0 {
-			_, err = k.Bindings.Delete(ctx, b.Metadata.Name)
-		} else {
-			_, err = k.Bindings.Update(ctx, b)
-		}
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("security: unbind %s from %s: %w", user, b.RoleRef.Name, err)
-		}
-	}
-	for _, r := range slices.Sorted(func(yield func(string) bool) {
-		for r := range want {
-			if !yield(r) {
-				return
-			}
-		}
-	}) {
-		if err := bind(ctx, k.Bindings, user, r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// bind gives user the role through the binding <user>-<role>-binding.
-func bind(ctx context.Context, bindings *core.RoleBindingClient, user, role string) error {
-	b := core.NewRoleBinding(user + "-" + role + "-binding")
-	b.RoleRef = core.RoleBindingRoleRef{Kind: "Role", Name: role}
-	b.Subjects = []core.RoleBindingSubjectsItem{{Kind: "User", Name: user}}
-	if _, err := bindings.Create(ctx, b); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
-		return fmt.Errorf("security: bind %s to %s: %w", user, role, err)
-	}
-	return nil
 }
 
 // createUserRequest is Halo's CreateUserRequest.
@@ -436,7 +349,7 @@ func (k *Console) createUser(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := k.replaceBindings(c, req.Name, req.Roles); err != nil {
+	if err := coremodel.SetRoles(c, k.Bindings, req.Name, req.Roles); err != nil {
 		return err
 	}
 	if err := k.settle(c); err != nil {
@@ -465,7 +378,7 @@ func (k *Console) changePassword(c *gin.Context) error {
 		return err
 	}
 	// One's own password, by "-" or by name, needs the old one.
-	self := name == IdentityOf(c).User
+	self := name == authz.IdentityOf(c).User
 	var req passwordRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
@@ -501,7 +414,7 @@ func (k *Console) tokenOwner(c *gin.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if id := IdentityOf(c); name != id.User {
+	if id := authz.IdentityOf(c); name != id.User {
 		return "", problem.New(http.StatusForbidden, "personal access tokens are managed by their owner only (use users/-)")
 	}
 	return name, nil
@@ -616,5 +529,9 @@ func (k *Console) deleteToken(c *gin.Context) error {
 	return nil
 }
 
-// listAll lists up to size objects (0: all).
-func listAll(size int) client.ListOptions { return client.ListOptions{Size: size} }
+// redacted returns a copy of u without its password hash.
+func redacted(u *core.User) *core.User {
+	c := *u
+	c.Spec.Password = nil
+	return &c
+}

@@ -1,8 +1,4 @@
-// Package security puts access control in front of the API (docs/api.md,
-// §6): it loads the built-in roles, creates the first administrator,
-// authenticates and authorises every request, and serves the console API
-// of users, permissions and personal access tokens.
-package security
+package core
 
 import (
 	"bytes"
@@ -15,10 +11,12 @@ import (
 	"io"
 	"strings"
 
-	"github.com/svcrun/svc/generated/core"
+	gen "github.com/svcrun/svc/generated/core"
 	"github.com/svcrun/svc/runtime/authn"
+	"github.com/svcrun/svc/runtime/client"
 	"github.com/svcrun/svc/runtime/codec"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/rbac"
 	"github.com/svcrun/svc/runtime/store"
 	"go.yaml.in/yaml/v3"
 )
@@ -26,20 +24,16 @@ import (
 //go:embed extensions/roles.yaml
 var builtinRoles string
 
-// Names of roles the service relies on.
-const (
-	SuperRole     = "super-role"
-	Anonymous     = "anonymous"
-	Authenticated = "authenticated"
-	AdminUser     = "admin"
-)
+// AdminUser is the first administrator, created on an empty store and
+// bound to rbac.SuperRole.
+const AdminUser = "admin"
 
 // BuiltinRoles parses the built-in roles for brand.
-func BuiltinRoles(brand string) ([]*core.Role, error) {
+func BuiltinRoles(brand string) ([]*gen.Role, error) {
 	src := strings.ReplaceAll(builtinRoles, model.DefaultBrand, brand)
 	dec := yaml.NewDecoder(strings.NewReader(src))
-	m := core.RoleModel()
-	var out []*core.Role
+	m := gen.RoleModel()
+	var out []*gen.Role
 	for {
 		var doc map[string]any
 		err := dec.Decode(&doc)
@@ -47,24 +41,24 @@ func BuiltinRoles(brand string) ([]*core.Role, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("security: built-in roles: %w", err)
+			return nil, fmt.Errorf("core: built-in roles: %w", err)
 		}
 		js, err := json.Marshal(doc)
 		if err != nil {
-			return nil, fmt.Errorf("security: built-in roles: %w", err)
+			return nil, fmt.Errorf("core: built-in roles: %w", err)
 		}
 		obj, err := codec.Decode(m, js)
 		if err != nil {
-			return nil, fmt.Errorf("security: built-in role %d: %w", len(out)+1, err)
+			return nil, fmt.Errorf("core: built-in role %d: %w", len(out)+1, err)
 		}
-		out = append(out, obj.(*core.Role))
+		out = append(out, obj.(*gen.Role))
 	}
 }
 
 // EnsureBuiltinRoles creates or overwrites the built-in roles (their rules
 // are the service's; the API refuses to change them) and returns their
 // names.
-func EnsureBuiltinRoles(ctx context.Context, roles *core.RoleClient, brand string) ([]string, error) {
+func EnsureBuiltinRoles(ctx context.Context, roles *gen.RoleClient, brand string) ([]string, error) {
 	want, err := BuiltinRoles(brand)
 	if err != nil {
 		return nil, err
@@ -84,7 +78,7 @@ func EnsureBuiltinRoles(ctx context.Context, roles *core.RoleClient, brand strin
 // ensureRole creates r or overwrites the stored one. Replicas sharing a
 // store start side by side and race to do the same: a create that finds
 // the role, or an update that finds it changed, reads it again.
-func ensureRole(ctx context.Context, roles *core.RoleClient, r *core.Role) error {
+func ensureRole(ctx context.Context, roles *gen.RoleClient, r *gen.Role) error {
 	for attempt := 0; ; attempt++ {
 		cur, err := roles.Get(ctx, r.Metadata.Name)
 		switch {
@@ -95,11 +89,11 @@ func ensureRole(ctx context.Context, roles *core.RoleClient, r *core.Role) error
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("security: create role %s: %w", r.Metadata.Name, err)
+				return fmt.Errorf("core: create role %s: %w", r.Metadata.Name, err)
 			}
 			return nil
 		case err != nil:
-			return fmt.Errorf("security: read role %s: %w", r.Metadata.Name, err)
+			return fmt.Errorf("core: read role %s: %w", r.Metadata.Name, err)
 		}
 		r.Metadata.Version = cur.Metadata.Version
 		r.Metadata.Finalizers = cur.Metadata.Finalizers
@@ -108,19 +102,20 @@ func ensureRole(ctx context.Context, roles *core.RoleClient, r *core.Role) error
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("security: update role %s: %w", r.Metadata.Name, err)
+			return fmt.Errorf("core: update role %s: %w", r.Metadata.Name, err)
 		}
 		return nil
 	}
 }
 
-// EnsureAdmin creates user admin bound to super-role when the store has no
-// users at all, and reports whether it did. The password is the given one,
-// or a random one written to out; it is never written anywhere again.
-func EnsureAdmin(ctx context.Context, users *core.UserClient, bindings *core.RoleBindingClient, password string, out io.Writer) (bool, error) {
-	existing, err := users.List(ctx, listAll(1))
+// EnsureAdmin creates user admin bound to super-role (rbac.SuperRole)
+// when the store has no users at all, and reports whether it did. The
+// password is the given one, or a random one written to out; it is never
+// written anywhere again.
+func EnsureAdmin(ctx context.Context, users *gen.UserClient, bindings *gen.RoleBindingClient, password string, out io.Writer) (bool, error) {
+	existing, err := users.List(ctx, client.ListOptions{Size: 1})
 	if err != nil {
-		return false, fmt.Errorf("security: list users: %w", err)
+		return false, fmt.Errorf("core: list users: %w", err)
 	}
 	if existing.Total > 0 {
 		return false, nil
@@ -133,9 +128,9 @@ func EnsureAdmin(ctx context.Context, users *core.UserClient, bindings *core.Rol
 	}
 	hash, err := authn.HashPassword(password)
 	if err != nil {
-		return false, fmt.Errorf("security: admin password: %w", err)
+		return false, fmt.Errorf("core: admin password: %w", err)
 	}
-	u := core.NewUser(AdminUser)
+	u := gen.NewUser(AdminUser)
 	u.Spec.DisplayName = "Administrator"
 	u.Spec.Password = &hash
 	if _, err := users.Create(ctx, u); err != nil {
@@ -144,9 +139,9 @@ func EnsureAdmin(ctx context.Context, users *core.UserClient, bindings *core.Rol
 			// password stands, and only that replica printed one.
 			return false, nil
 		}
-		return false, fmt.Errorf("security: create admin: %w", err)
+		return false, fmt.Errorf("core: create admin: %w", err)
 	}
-	if err := bind(ctx, bindings, AdminUser, SuperRole); err != nil {
+	if err := Bind(ctx, bindings, AdminUser, rbac.SuperRole); err != nil {
 		return false, err
 	}
 	if generated {
@@ -162,7 +157,7 @@ func randomPassword() (string, error) {
 	const alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 	b := make([]byte, 20)
 	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("security: random password: %w", err)
+		return "", fmt.Errorf("core: random password: %w", err)
 	}
 	var s bytes.Buffer
 	for _, c := range b {

@@ -1,4 +1,4 @@
-package security
+package authn
 
 import (
 	"context"
@@ -16,8 +16,9 @@ const lastUsedGap = time.Minute
 // maxNoted bounds the memory of recently noted tokens.
 const maxNoted = 10_000
 
-// tokenUse keeps PersonalAccessToken.spec.lastUsed roughly current.
-type tokenUse struct {
+// TokenUse keeps PersonalAccessToken.spec.lastUsed roughly current: the
+// guard (runtime/authz) notes each request a token signed in.
+type TokenUse struct {
 	tokens *core.PersonalAccessTokenClient
 	now    func() time.Time
 
@@ -25,10 +26,15 @@ type tokenUse struct {
 	noted map[string]time.Time // token name → when last written
 }
 
-// note records that the named token was just used. It is best effort: a
+// NewTokenUse returns a TokenUse that writes through tokens.
+func NewTokenUse(tokens *core.PersonalAccessTokenClient) *TokenUse {
+	return &TokenUse{tokens: tokens, now: time.Now, noted: map[string]time.Time{}}
+}
+
+// Note records that the named token was just used. It is best effort: a
 // failed or conflicting write (the owner revoking it meanwhile) is
 // dropped, and the next use a gap later tries again.
-func (u *tokenUse) note(ctx context.Context, name string) {
+func (u *TokenUse) Note(ctx context.Context, name string) {
 	now := u.now()
 	u.mu.Lock()
 	if last, ok := u.noted[name]; ok && now.Sub(last) < lastUsedGap {

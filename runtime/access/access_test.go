@@ -1,4 +1,4 @@
-package security_test
+package access_test
 
 import (
 	"bytes"
@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/svcrun/svc/runtime/access"
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/model"
-	"github.com/svcrun/svc/runtime/security"
+	"github.com/svcrun/svc/runtime/store"
 	"github.com/svcrun/svc/runtime/store/storetest"
 )
 
@@ -35,26 +37,51 @@ func newEnv(t *testing.T, adminPassword string) *env {
 	person := storetest.PersonModel()
 	st := storetest.New(t, person)
 	e := &env{t: t}
-	sec, err := security.Setup(ctx, st, security.Options{Brand: "svc.run", AdminPassword: adminPassword, Out: &e.out})
-	if err != nil {
-		t.Fatal(err)
-	}
+	acc, _ := start(t, ctx, st, access.Options{Brand: "svc.run", AdminPassword: adminPassword, Out: &e.out})
 	reg := model.NewRegistry()
-	for _, m := range append(sec.Models, person) {
+	for _, m := range append(acc.Models, person) {
 		if err := reg.Register(m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	a := api.New(api.Options{Store: st, Registry: reg, Guard: sec.Guard.Check})
-	sec.Console.Fail = a.Fail
-	for m, f := range sec.Routes {
+	a := api.New(api.Options{Store: st, Registry: reg, Guard: acc.Guard.Check})
+	acc.Console.Fail = a.Fail
+	for m, f := range acc.Routes {
 		a.UseRoutes(m, f)
 	}
-	a.Mount("console", sec.Console.Routes)
+	a.Mount("console", acc.Console.Routes)
 	srv := httptest.NewServer(a)
 	t.Cleanup(func() { a.Close(); srv.Close() })
 	e.url = srv.URL
 	return e
+}
+
+// start builds access control on st and runs it, as the server's
+// access-control step does: New, then Start until the test ends (or stop),
+// and on once the resolver has caught up.
+func start(t *testing.T, ctx context.Context, st *store.Store, opts access.Options) (acc *access.Access, stop func()) {
+	t.Helper()
+	acc, err := access.New(ctx, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- acc.Start(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("access control stopped: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	if err := acc.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return acc, stop
 }
 
 type call struct {
@@ -263,5 +290,35 @@ func TestRandomAdminPasswordIsPrintedOnce(t *testing.T) {
 	pw := strings.Fields(out[i+len("with password "):])[0]
 	if st, _, _ := e.do(call{method: "GET", path: persons, user: admin, password: pw}); st != 200 {
 		t.Fatalf("printed password does not work: %d", st)
+	}
+}
+
+// TestNewStartsNothing: New builds access control without following roles
+// (the resolver is not ready until Start runs), and Start ends, with nil,
+// when its context does.
+func TestNewStartsNothing(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	acc, err := access.New(ctx, st, access.Options{Brand: "svc.run", AdminPassword: adminPW, Out: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancelShort()
+	if err := acc.WaitReady(short); err != context.DeadlineExceeded {
+		t.Fatalf("WaitReady before Start = %v, want the deadline", err)
+	}
+	run, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- acc.Start(run) }()
+	if err := acc.WaitReady(ctx); err != nil {
+		t.Fatalf("WaitReady after Start = %v", err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("Start = %v after its context ended, want nil", err)
+	}
+	if err := acc.Start(ctx); err == nil {
+		t.Error("a second Start ran")
 	}
 }
