@@ -89,7 +89,7 @@ func minRevision(c *gin.Context) (int64, error) {
 // request asks for.
 func (s *Server) awaitRevision(c *gin.Context) error {
 	want, err := minRevision(c)
-	if err != nil || want == 0 || s.opts.Store.Revision() >= want {
+	if err != nil || want == 0 {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), MaxRevisionWait)
@@ -98,6 +98,9 @@ func (s *Server) awaitRevision(c *gin.Context) error {
 		return &problem.Error{Status: http.StatusServiceUnavailable,
 			Detail: "this replica has not reached revision " + strconv.FormatInt(want, 10) + " (it is at " + strconv.FormatInt(s.opts.Store.Revision(), 10) + "); retry, here or on another replica",
 			Header: http.Header{"Retry-After": {"1"}}}
+	}
+	if s.opts.Settle != nil {
+		return s.opts.Settle(ctx)
 	}
 	return nil
 }

@@ -48,6 +48,11 @@ type Options struct {
 	// control); an error is written as the problem response. Nil admits
 	// everything.
 	Guard func(c *gin.Context) error
+	// Settle, when set, runs after a request's minimum revision is
+	// reached (X-Svc-Min-Revision), before its access is decided: it waits
+	// until access control has applied the roles and bindings stored by
+	// then.
+	Settle func(ctx context.Context) error
 	// NotReady names what keeps the server from being ready besides index
 	// builds (plugins not started yet); /readyz answers 503 while it
 	// returns anything. Nil adds nothing.
@@ -370,14 +375,16 @@ func (s *Server) middleware(c *gin.Context) {
 		c.Abort()
 		return
 	}
-	if s.opts.Guard != nil {
-		if err := s.opts.Guard(c); err != nil {
+	// A request for at least a revision waits before access is decided:
+	// a grant written at that revision (on another replica) applies to it.
+	if s.opts.Store != nil {
+		if err := s.awaitRevision(c); err != nil {
 			s.fail(c, err)
 			return
 		}
 	}
-	if s.opts.Store != nil {
-		if err := s.awaitRevision(c); err != nil {
+	if s.opts.Guard != nil {
+		if err := s.opts.Guard(c); err != nil {
 			s.fail(c, err)
 			return
 		}

@@ -211,7 +211,7 @@ func (u *startup) httpAPI(context.Context) error {
 		d[consoleDoc] = console
 		return d
 	}
-	a := api.New(api.Options{Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.access.Guard.Check,
+	a := api.New(api.Options{Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.access.Guard.Check, Settle: u.access.Settle,
 		OpenAPI: openAPIDoc(u.reg, docs, u.f.BrandDomain, u.log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
 		NotReady: u.pending.NotReady})
 	for m, f := range u.access.Routes {

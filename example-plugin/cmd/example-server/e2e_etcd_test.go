@@ -68,6 +68,41 @@ func TestReplicasOnEtcd(t *testing.T) {
 		t.Fatalf("a revision no one has: %d %s, want 503", st, body)
 	}
 
+	// A grant made on A applies on B once B has its revision.
+	if st, body, _ := a.raw("POST", "/api/v1alpha1/users", `{"apiVersion":"v1alpha1","kind":"User","metadata":{"name":"reader"},"spec":{"displayName":"R","password":"reader-password-1"}}`); st != 201 {
+		t.Fatalf("create user: %d %s", st, body)
+	}
+	asReader := func(s *server, minRev int64) int {
+		hr, _ := http.NewRequest("GET", s.url+persons, nil)
+		hr.SetBasicAuth("reader", "reader-password-1")
+		if minRev > 0 {
+			hr.Header.Set("X-Svc-Min-Revision", strconv.FormatInt(minRev, 10))
+		}
+		res, err := http.DefaultClient.Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	_, _, urev := a.raw("GET", "/healthz", "")
+	if st := asReader(b, urev); st != 403 {
+		t.Fatalf("reader before any grant, on B: %d, want 403", st)
+	}
+	if st, body, _ := a.raw("POST", "/api/v1alpha1/roles", `{"apiVersion":"v1alpha1","kind":"Role","metadata":{"name":"person-reader"},"rules":[{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["get","list"]}]}`); st != 201 {
+		t.Fatalf("create role: %d %s", st, body)
+	}
+	st, body, grev := a.raw("POST", "/api/v1alpha1/rolebindings", `{"apiVersion":"v1alpha1","kind":"RoleBinding","metadata":{"name":"reader-binding"},"roleRef":{"apiGroup":"","kind":"Role","name":"person-reader"},"subjects":[{"kind":"User","name":"reader","apiGroup":""}]}`)
+	if st != 201 {
+		t.Fatalf("create binding: %d %s", st, body)
+	}
+	if st := asReader(a, 0); st != 200 {
+		t.Fatalf("reader on A right after the grant: %d", st)
+	}
+	if st := asReader(b, grev); st != 200 {
+		t.Fatalf("reader on B at the grant's revision %d: %d", grev, st)
+	}
+
 	// Concurrent updates of one object on A and B: one wins each round.
 	for round := 0; round < 10; round++ {
 		_, cur, _ := a.raw("GET", persons+"/ann", "")
