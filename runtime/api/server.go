@@ -48,6 +48,11 @@ type Options struct {
 	// control); an error is written as the problem response. Nil admits
 	// everything.
 	Guard func(c *gin.Context) error
+	// Settle, when set, runs after a request's minimum revision is
+	// reached (X-Svc-Min-Revision), before its access is decided: it waits
+	// until access control has applied the roles and bindings stored by
+	// then.
+	Settle func(ctx context.Context) error
 	// NotReady names what keeps the server from being ready besides index
 	// builds (plugins not started yet); /readyz answers 503 while it
 	// returns anything. Nil adds nothing.
@@ -278,6 +283,13 @@ func (s *Server) readyz(c *gin.Context) {
 		s.fail(c, problem.New(http.StatusServiceUnavailable, "not ready: %v", err))
 		return
 	}
+	if err := s.opts.Store.Degraded(); err != nil {
+		// A replica of a shared store that cannot reach etcd: every
+		// replica is in the same state, so it keeps serving reads and
+		// says that writes fail.
+		c.JSON(http.StatusOK, gin.H{"status": "degraded", "writes": "unavailable: " + err.Error(), "revision": s.opts.Store.Revision()})
+		return
+	}
 	if len(building) > 0 {
 		c.Header("Retry-After", "1")
 		s.fail(c, problem.New(http.StatusServiceUnavailable, "not ready: indexes are being built for %v", building))
@@ -323,6 +335,13 @@ func (s *Server) middleware(c *gin.Context) {
 	id := s.bootID + "-" + strconv.FormatUint(s.reqSeq.Add(1), 36)
 	c.Set(requestIDKeyName, id)
 	c.Header("X-Request-Id", id)
+	if s.opts.Store != nil {
+		rw := &revisionWriter{ResponseWriter: c.Writer, st: s.opts.Store}
+		if m := c.Request.Method; m == http.MethodGet || m == http.MethodHead {
+			rw.at = s.opts.Store.Revision()
+		}
+		c.Writer = rw
+	}
 	if c.Request.Body != nil {
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)
 	}
@@ -355,6 +374,14 @@ func (s *Server) middleware(c *gin.Context) {
 		c.Redirect(http.StatusMovedPermanently, "/swagger-ui/")
 		c.Abort()
 		return
+	}
+	// A request for at least a revision waits before access is decided:
+	// a grant written at that revision (on another replica) applies to it.
+	if s.opts.Store != nil {
+		if err := s.awaitRevision(c); err != nil {
+			s.fail(c, err)
+			return
+		}
 	}
 	if s.opts.Guard != nil {
 		if err := s.opts.Guard(c); err != nil {

@@ -9,12 +9,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store"
 	"github.com/svcrun/svc/runtime/watch"
 )
@@ -40,10 +42,29 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 	if err != nil {
 		return err
 	}
+	after, err := revisionParam(params)
+	if err != nil {
+		return err
+	}
 	if !c.IsWebsocket() {
 		return problem.New(http.StatusBadRequest, "watch needs a WebSocket upgrade (Connection: Upgrade, Upgrade: websocket)")
 	}
-	sub, err := a.st().Watch(c, a.m, store.WatchOptions{Query: q, Name: name, SendInitial: initial})
+	if after > a.st().Revision() {
+		// A revision seen on another replica: wait until this one has it.
+		wctx, cancel := context.WithTimeout(c.Request.Context(), MaxRevisionWait)
+		err := a.st().WaitRevision(wctx, after)
+		cancel()
+		if err != nil {
+			return &problem.Error{Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"1"}},
+				Detail: fmt.Sprintf("this replica has not reached revision %d (it is at %d); retry", after, a.st().Revision())}
+		}
+	}
+	sub, err := a.st().Watch(c, a.m, store.WatchOptions{Query: q, Name: name, SendInitial: initial, After: after})
+	if errors.Is(err, watch.ErrTooOld) {
+		return &problem.Error{Status: http.StatusGone,
+			Detail: fmt.Sprintf("the changes after revision %d are no longer held here: list again, then watch with the list's %s as revision", after, RevisionHeader),
+			Errors: []object.FieldError{{Field: "revision", Message: "too old"}}}
+	}
 	if err != nil {
 		return err
 	}
@@ -153,6 +174,12 @@ func (s *stream) frame(ev store.Event, held int) (int, error) {
 	s.buf.WriteString(string(ev.Type))
 	s.buf.WriteString(`","object":`)
 	s.buf.Write(data)
+	if ev.Rev != 0 {
+		// The change's revision: a client that reconnects (to any
+		// replica) resumes after the last one it saw (?revision=).
+		s.buf.WriteString(`,"revision":`)
+		s.buf.WriteString(strconv.FormatInt(ev.Rev, 10))
+	}
 	s.buf.WriteByte('}')
 	// No cancellable context: stall bounds the write, and a connection
 	// that fails or closes fails it.
@@ -258,4 +285,17 @@ func (b *batchConn) Close() error {
 		b.sendMu.Unlock()
 	}
 	return b.Conn.Close()
+}
+
+// revisionParam reads a watch's revision parameter: resume after it.
+func revisionParam(params url.Values) (int64, error) {
+	v := params.Get("revision")
+	if v == "" {
+		return 0, nil
+	}
+	r, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || r < 0 {
+		return 0, problem.Invalid("bad watch revision", object.FieldError{Field: "revision", Message: "must be a non-negative integer: the revision of the last event (or list) seen"})
+	}
+	return r, nil
 }

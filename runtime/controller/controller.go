@@ -47,9 +47,10 @@ type Options struct {
 // Controller feeds a model's changes to a Reconciler. Build it with New
 // and run it with Start.
 type Controller struct {
-	opts    Options
-	log     *slog.Logger
-	queue   *queue.Queue
+	opts Options
+	log  *slog.Logger
+	// queue is the current leadership term's queue (see Start).
+	queue   atomic.Pointer[queue.Queue]
 	started atomic.Bool
 	// eventHook, when set (by tests), sees each watch event before it is
 	// queued.
@@ -75,18 +76,21 @@ func New(opts Options) *Controller {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Controller{
-		opts:  opts,
-		log:   opts.Logger.With("controller", opts.Name),
-		queue: queue.New(opts.BaseDelay, opts.MaxDelay),
+	c := &Controller{
+		opts: opts,
+		log:  opts.Logger.With("controller", opts.Name),
 	}
+	c.queue.Store(queue.New(opts.BaseDelay, opts.MaxDelay))
+	return c
 }
+
+func (c *Controller) q() *queue.Queue { return c.queue.Load() }
 
 // Enqueue queues name for reconciliation, as if the object had changed.
 // It may be called before Start (the name is reconciled once started),
 // from a Reconciler, or from any goroutine; after the controller stopped
 // it does nothing.
-func (c *Controller) Enqueue(name string) { c.queue.Add(name) }
+func (c *Controller) Enqueue(name string) { c.q().Add(name) }
 
 // Start watches the model and runs the workers. It blocks until ctx ends,
 // then waits for the running reconciles (their ctx is cancelled) and
@@ -110,15 +114,31 @@ func (c *Controller) Start(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return fmt.Errorf("controller %s: already started", c.opts.Name)
 	}
+	// Replicas of a shared store run a controller on one of them at a
+	// time (store.Store.Lead); each term of leadership starts from a
+	// fresh queue and a watch with initial events, so the new leader
+	// reconciles every object once.
+	first := true
+	c.opts.Store.Lead(ctx, "controllers/"+c.opts.Name, func(ctx context.Context) {
+		if !first {
+			c.queue.Store(queue.New(c.opts.BaseDelay, c.opts.MaxDelay))
+		}
+		first = false
+		c.run(ctx)
+	})
+	return nil
+}
+
+// run is one term: the workers and the watch, until ctx ends.
+func (c *Controller) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for range c.opts.Workers {
 		wg.Go(func() { c.work(ctx) })
 	}
 	wg.Go(func() { c.watch(ctx) })
 	<-ctx.Done()
-	c.queue.ShutDown()
+	c.q().ShutDown()
 	wg.Wait()
-	return nil
 }
 
 // watch subscribes to the model and queues the name of every event,
@@ -173,7 +193,7 @@ func (c *Controller) consume(ctx context.Context, sub *store.Subscription) error
 			if c.eventHook != nil {
 				c.eventHook(ev)
 			}
-			c.queue.Add(ev.Object.Name)
+			c.q().Add(ev.Object.Name)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -184,17 +204,17 @@ func (c *Controller) consume(ctx context.Context, sub *store.Subscription) error
 // or the store closed): reconciles could only fail from then on.
 func (c *Controller) idle(err error) {
 	c.log.Error("controller idle until stopped", "error", err)
-	c.queue.ShutDown()
+	c.q().ShutDown()
 }
 
 func (c *Controller) work(ctx context.Context) {
 	for {
-		name, shutdown := c.queue.Get()
+		name, shutdown := c.q().Get()
 		if shutdown {
 			return
 		}
 		c.reconcile(ctx, name)
-		c.queue.Done(name)
+		c.q().Done(name)
 	}
 }
 
@@ -204,24 +224,24 @@ func (c *Controller) reconcile(ctx context.Context, name string) {
 	res, err := c.call(ctx, name)
 	switch {
 	case err == nil:
-		c.queue.Forget(name)
+		c.q().Forget(name)
 		if res.RequeueAfter > 0 {
-			c.queue.AddAfter(name, res.RequeueAfter)
+			c.q().AddAfter(name, res.RequeueAfter)
 		}
 	case ctx.Err() != nil:
 		// Stopping: the failure is most likely the cancellation itself.
 	case IsTerminal(err):
-		c.queue.Forget(name)
+		c.q().Forget(name)
 		c.log.Error("reconcile failed; not retrying", "name", name, "error", err)
 	default:
-		d := c.queue.When(name)
+		d := c.q().When(name)
 		// A version conflict is the expected price of optimistic locking.
 		level := slog.LevelError
 		if errors.Is(err, store.ErrConflict) {
 			level = slog.LevelDebug
 		}
 		c.log.Log(ctx, level, "reconcile failed; retrying", "name", name, "retryIn", d, "error", err)
-		c.queue.AddAfter(name, d)
+		c.q().AddAfter(name, d)
 	}
 }
 

@@ -68,23 +68,44 @@ func EnsureBuiltinRoles(ctx context.Context, roles *gen.RoleClient, brand string
 		names[i] = r.Metadata.Name
 	}
 	for _, r := range want {
-		cur, err := roles.Get(ctx, r.Metadata.Name)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			if _, err := roles.Create(ctx, r); err != nil {
-				return nil, fmt.Errorf("core: create role %s: %w", r.Metadata.Name, err)
-			}
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("core: read role %s: %w", r.Metadata.Name, err)
-		}
-		r.Metadata.Version = cur.Metadata.Version
-		r.Metadata.Finalizers = cur.Metadata.Finalizers
-		if _, err := roles.Update(ctx, r); err != nil {
-			return nil, fmt.Errorf("core: update role %s: %w", r.Metadata.Name, err)
+		if err := ensureRole(ctx, roles, r); err != nil {
+			return nil, err
 		}
 	}
 	return names, nil
+}
+
+// ensureRole creates r or overwrites the stored one. Replicas sharing a
+// store start side by side and race to do the same: a create that finds
+// the role, or an update that finds it changed, reads it again.
+func ensureRole(ctx context.Context, roles *gen.RoleClient, r *gen.Role) error {
+	for attempt := 0; ; attempt++ {
+		cur, err := roles.Get(ctx, r.Metadata.Name)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			r.Metadata.Version = nil
+			_, err = roles.Create(ctx, r)
+			if errors.Is(err, store.ErrAlreadyExists) && attempt < 8 {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("core: create role %s: %w", r.Metadata.Name, err)
+			}
+			return nil
+		case err != nil:
+			return fmt.Errorf("core: read role %s: %w", r.Metadata.Name, err)
+		}
+		r.Metadata.Version = cur.Metadata.Version
+		r.Metadata.Finalizers = cur.Metadata.Finalizers
+		_, err = roles.Update(ctx, r)
+		if errors.Is(err, store.ErrConflict) && attempt < 8 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("core: update role %s: %w", r.Metadata.Name, err)
+		}
+		return nil
+	}
 }
 
 // EnsureAdmin creates user admin bound to super-role (rbac.SuperRole)
@@ -112,7 +133,12 @@ func EnsureAdmin(ctx context.Context, users *gen.UserClient, bindings *gen.RoleB
 	u := gen.NewUser(AdminUser)
 	u.Spec.DisplayName = "Administrator"
 	u.Spec.Password = &hash
-	if _, err := users.Create(ctx, u); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+	if _, err := users.Create(ctx, u); err != nil {
+		if errors.Is(err, store.ErrAlreadyExists) {
+			// Another replica of a shared store created it first: its
+			// password stands, and only that replica printed one.
+			return false, nil
+		}
 		return false, fmt.Errorf("core: create admin: %w", err)
 	}
 	if err := Bind(ctx, bindings, AdminUser, rbac.SuperRole); err != nil {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/store"
 )
 
 // DefaultBrand is the brand domain when none is configured (docs/operations.md).
@@ -32,7 +34,23 @@ type Flags struct {
 	IdleTimeout       time.Duration
 	MaxConns          int
 	MaxConnsPerClient int
+	// Etcd: with Endpoints set, the store is a replica of objects kept in
+	// an etcd cluster instead of the data directory (docs/deployment.md).
+	Etcd EtcdFlags
 }
+
+// EtcdFlags select and reach the etcd backend.
+type EtcdFlags struct {
+	Endpoints      []string
+	Prefix         string
+	CA, Cert, Key  string
+	Username       string // env SVC_ETCD_USERNAME
+	Password       string // env SVC_ETCD_PASSWORD; never a flag (ps shows flags)
+	MaxObjectBytes int
+}
+
+// Enabled reports whether the etcd backend is selected.
+func (e EtcdFlags) Enabled() bool { return len(e.Endpoints) > 0 }
 
 // ParseFlags reads args; the environment variable SVC_BRAND_DOMAIN is the
 // default of --brand-domain.
@@ -56,8 +74,27 @@ func ParseFlags(args []string, stderr io.Writer) (Flags, error) {
 	fs.DurationVar(&f.IdleTimeout, "idle-timeout", DefaultIdleTimeout, "time a kept-alive connection may wait for its next request (negative: none)")
 	fs.IntVar(&f.MaxConns, "max-conns", DefaultMaxConns, "open connections at most, watches included; more wait to be accepted (negative: no limit)")
 	fs.IntVar(&f.MaxConnsPerClient, "max-conns-per-client", DefaultMaxConnsPerClient, "open connections at most from one client address (IPv6: one /64); more are answered 429 (negative: no limit)")
+	var endpoints string
+	fs.StringVar(&endpoints, "etcd-endpoints", "", "comma-separated etcd endpoints (host:port or http(s)://host:port): keep objects in etcd, shared by every replica started with the same endpoints and prefix, instead of --data-dir")
+	fs.StringVar(&f.Etcd.Prefix, "etcd-prefix", "/svc/", "key prefix of this service's objects in etcd")
+	fs.StringVar(&f.Etcd.CA, "etcd-ca", "", "CA certificate file to verify etcd's TLS certificates")
+	fs.StringVar(&f.Etcd.Cert, "etcd-cert", "", "client certificate file for etcd (TLS)")
+	fs.StringVar(&f.Etcd.Key, "etcd-key", "", "client key file for etcd (TLS)")
+	fs.IntVar(&f.Etcd.MaxObjectBytes, "etcd-max-object-bytes", store.DefaultEtcdMaxValueBytes, "largest stored object the etcd backend takes; keep it below etcd's --max-request-bytes")
 	if err := fs.Parse(args); err != nil {
 		return f, err
+	}
+	if endpoints = strings.TrimSpace(endpoints); endpoints != "" {
+		for _, e := range strings.Split(endpoints, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				f.Etcd.Endpoints = append(f.Etcd.Endpoints, e)
+			}
+		}
+		f.Etcd.Username = os.Getenv("SVC_ETCD_USERNAME")
+		f.Etcd.Password = os.Getenv("SVC_ETCD_PASSWORD")
+		if f.Memory {
+			return f, fmt.Errorf("--memory and --etcd-endpoints exclude each other")
+		}
 	}
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected arguments: %v", fs.Args())

@@ -56,6 +56,9 @@ func Main(cfg Config) {
 	if len(os.Args) > 1 && os.Args[1] == "admin" {
 		run = func() error { return Admin(ctx, os.Args[2:], os.Stdout, os.Stderr) }
 	}
+	if len(os.Args) > 1 && os.Args[1] == "migrate" {
+		run = func() error { return Migrate(ctx, os.Args[2:], os.Stdout, os.Stderr) }
+	}
 	if err := run(); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0) // usage was asked for and printed, as the flag package does

@@ -114,7 +114,13 @@ func (u *startup) openStore(ctx context.Context) error {
 	}
 	// Load restores the data and starts nothing; the committer and syncer
 	// run from Start until the store's runnable closes it.
-	st, err := store.Load(store.Options{Dir: dir, Logger: u.log})
+	opts := store.Options{Dir: dir, Logger: u.log}
+	if e := u.f.Etcd; e.Enabled() {
+		opts.Dir = ""
+		opts.Etcd = &store.EtcdOptions{Endpoints: e.Endpoints, Prefix: e.Prefix, CAFile: e.CA, CertFile: e.Cert, KeyFile: e.Key,
+			Username: e.Username, Password: e.Password, MaxValueBytes: e.MaxObjectBytes, Logger: u.log}
+	}
+	st, err := store.Load(opts)
 	if err != nil {
 		return err
 	}
@@ -205,7 +211,7 @@ func (u *startup) httpAPI(context.Context) error {
 		d[consoleDoc] = console
 		return d
 	}
-	a := api.New(api.Options{Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.access.Guard.Check,
+	a := api.New(api.Options{Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.access.Guard.Check, Settle: u.access.Settle,
 		OpenAPI: openAPIDoc(u.reg, docs, u.f.BrandDomain, u.log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
 		NotReady: u.pending.NotReady})
 	for m, f := range u.access.Routes {

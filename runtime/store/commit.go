@@ -319,8 +319,10 @@ func (s *Store) syncer(done chan<- struct{}) {
 			(*hook)()
 		}
 		err := s.failure()
+		var rev uint64
 		if err == nil && s.backend != nil {
-			if _, werr := s.backend.Commit(b.payloads); werr != nil {
+			var werr error
+			if rev, werr = s.backend.Commit(b.payloads); werr != nil {
 				// The log dropped the batch (durable.Backend.Commit). Writes are
 				// refused until a probe finds the log writable again.
 				err = s.fail(s.logFailed(werr), false)
@@ -338,7 +340,7 @@ func (s *Store) syncer(done chan<- struct{}) {
 				o.done <- err
 			}
 		} else {
-			s.publish(b)
+			s.publish(b, int64(rev))
 		}
 		s.inflight.Done()
 	}
@@ -346,7 +348,15 @@ func (s *Store) syncer(done chan<- struct{}) {
 
 // publish makes a durable batch visible: names first, then index views,
 // then watch events, then the answers.
-func (s *Store) publish(b *batch) {
+func (s *Store) publish(b *batch, rev int64) {
+	if rev != 0 && len(b.payloads) == len(b.changes) {
+		// The log numbers each record: each change gets its record's
+		// number, so a watcher can resume after it (watch.Hub).
+		first := rev - int64(len(b.payloads)) + 1
+		for i := range b.changes {
+			b.changes[i].c.Rev = first + int64(i)
+		}
+	}
 	for _, c := range b.changes {
 		st := b.states[c.t]
 		if c.c.HasNew {
@@ -365,6 +375,9 @@ func (s *Store) publish(b *batch) {
 	}
 	for _, c := range b.changes {
 		b.states[c.t].hub.Publish(c.c)
+	}
+	if rev != 0 { // the log's revision; a shared store's feed advances its own
+		s.advance(rev)
 	}
 	for i, o := range b.ops {
 		o.done <- b.errs[i]

@@ -107,3 +107,21 @@ func (s *Store) EntryWritesForTest(m *model.Model) uint64 {
 	defer st.mu.Unlock()
 	return st.idx.Writes
 }
+
+// PauseFeedForTest stops (on) or resumes a replica's etcd feed; stopped,
+// the replica applies nothing, and resumed, it watches again from its
+// revision (or reloads, if that was compacted meanwhile).
+func (s *Store) PauseFeedForTest(on bool) {
+	if on {
+		ch := make(chan struct{})
+		s.feedHold.Store(&ch)
+		if c := s.watchCancel.Load(); c != nil {
+			(*c)()
+		}
+		<-s.feedHeld
+		return
+	}
+	if h := s.feedHold.Swap(nil); h != nil {
+		close(*h)
+	}
+}

@@ -24,12 +24,16 @@ var ErrUnavailable = errors.New("store unavailable: writes are refused")
 type UnavailableError struct {
 	Err        error // the log's failure, for the server log
 	NoSpace    bool  // the disk is full (ENOSPC or EDQUOT)
+	Cluster    bool  // the etcd cluster is unreachable or has no quorum
 	Since      time.Time
 	RetryAfter time.Duration
 }
 
 // Error names the cause without file names: it reaches clients.
 func (e *UnavailableError) Error() string {
+	if e.Cluster {
+		return fmt.Sprintf("store: writes are refused since %s: the etcd cluster is unreachable or has no quorum", e.Since.UTC().Format(time.RFC3339))
+	}
 	cause := "write-ahead log failed"
 	var errno syscall.Errno
 	if errors.As(e.Err, &errno) {

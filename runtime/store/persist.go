@@ -28,6 +28,9 @@ func (s *Store) recover() error {
 	l := newLoader(s)
 	defer l.stop() // on an early return; a no-op after finish
 	err = d.Load(l.apply)
+	if err == nil && d.Log() != nil {
+		s.rev.Store(int64(d.Log().LastSeq()))
+	}
 	if lerr := l.finish(); lerr != nil {
 		// the insert that failed, not the load it stopped
 		return fmt.Errorf("store: restore: %w", lerr)
@@ -66,7 +69,10 @@ func newLoader(s *Store) *loader {
 	return l
 }
 
-func (l *loader) apply(payload []byte) error {
+func (l *loader) apply(payload []byte) error { return l.applyRev(payload, 0) }
+
+// applyRev restores a record written at revision rev (0 on disk).
+func (l *loader) applyRev(payload []byte, rev int64) error {
 	if l.failed.Load() {
 		return errLoadStopped // finish returns the cause
 	}
@@ -77,7 +83,7 @@ func (l *loader) apply(payload []byte) error {
 	r := restored{t: l.s.tableFor(e.table), name: e.name}
 	if e.kind == kindPut {
 		// payload is only valid during the call: copy what the record keeps.
-		r.rec = &Record{Name: e.name, Version: e.version, Data: append([]byte(nil), e.data...)}
+		r.rec = &Record{Name: e.name, Version: e.version, Data: append([]byte(nil), e.data...), Rev: rev}
 		if len(e.keys) >= 8 {
 			r.rec.Blob = append([]byte(nil), e.keys...)
 			r.rec.FP = binary.LittleEndian.Uint64(e.keys)

@@ -31,6 +31,11 @@ func (s *Store) Register(ctx context.Context, m *model.Model) error {
 		return err
 	}
 	t := s.tableFor(m.StorageKey())
+	if s.shared != nil {
+		// The raw table must hold still while the build reads it.
+		s.feedMu.Lock()
+		defer s.feedMu.Unlock()
+	}
 	var old *tableState
 	err := s.submit(ctx, &op{control: true, apply: func(*batch) error {
 		st := t.state.Load()
@@ -62,6 +67,11 @@ func (s *Store) Register(ctx context.Context, m *model.Model) error {
 	}
 	if err != nil {
 		return err
+	}
+	if s.shared != nil {
+		if err := s.syncClaims(ctx, m, t.state.Load()); err != nil {
+			return fmt.Errorf("store: register %s: unique-value claims: %w", m.GVK(), err)
+		}
 	}
 	s.log.Debug("model registered", "model", m.GVK().String(), "objects", n)
 	return nil
@@ -164,7 +174,11 @@ func (s *Store) build(ctx context.Context, m *model.Model, src *memdb.MemDB) (*t
 			return nil, n, err
 		}
 	}
-	st := &tableState{model: m, db: db, phase: phaseReady, hub: watch.NewHub[*Record](s.opts.WatchBuffer), byName: byName, idx: index.Set{Trees: trees, Posts: posts}, nextID: uint32(n), cooled: time.Now(), cooling: s.opts.cooling}
+	hub := watch.NewHub[*Record](s.opts.WatchBuffer)
+	// Writes of m wait for the build (disk) or the feed does (shared):
+	// the hub's history starts at the store's revision now.
+	hub.Since(s.rev.Load())
+	st := &tableState{model: m, db: db, phase: phaseReady, hub: hub, byName: byName, idx: index.Set{Trees: trees, Posts: posts}, nextID: uint32(n), cooled: time.Now(), cooling: s.opts.cooling}
 	st.hot.Store(^uint64(0)) // every tree, until readers show which they use
 	st.view.Store(st.copyView(0))
 	if n >= 10000 {
@@ -202,7 +216,9 @@ func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 	if err := json.Unmarshal(raw.Data, obj); err != nil {
 		return nil, fmt.Errorf("object %s does not decode: %w", raw.Name, err)
 	}
-	return record.New(m, obj, raw.Data), nil
+	rec := record.New(m, obj, raw.Data)
+	rec.Rev = raw.Rev
+	return rec, nil
 }
 
 // decodeAll returns every record of src, in name order, with its index

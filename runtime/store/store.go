@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store/internal/durable"
+	"github.com/svcrun/svc/runtime/store/internal/durable/etcd"
 	"github.com/svcrun/svc/runtime/store/internal/index"
 	"github.com/svcrun/svc/runtime/store/wal"
 	"github.com/svcrun/svc/runtime/watch"
@@ -47,6 +48,9 @@ type Options struct {
 	// dropped. Default 1024.
 	WatchBuffer int
 	Logger      *slog.Logger
+	// Etcd, if set, makes the store a replica of objects kept in an etcd
+	// cluster (shared.go); Dir is then unused.
+	Etcd *EtcdOptions
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 
@@ -77,6 +81,25 @@ type Store struct {
 	// backend makes writes durable (internal/durable); nil for a
 	// memory-only store.
 	backend durable.Backend
+	// shared is the etcd backend of a replica (shared.go); nil otherwise.
+	shared *etcd.Backend
+	// rev is the last revision applied (Revision); revSig wakes waiters.
+	rev    atomic.Int64
+	revSig signal
+	// feedMu: the feed applies under its read lock; Register holds it
+	// while it builds a model's indexes from the raw table, which must not
+	// change meanwhile.
+	feedMu     sync.RWMutex
+	feedErr    atomic.Pointer[error]
+	writeErr   atomic.Pointer[error]
+	feedCancel context.CancelFunc
+	feedDone   chan struct{}
+	replicaID  string // names this replica in leader elections
+	// Tests pause the feed (PauseFeedForTest): feedHold set stops it,
+	// watchCancel ends its watch, feedHeld says it stopped.
+	feedHold    atomic.Pointer[chan struct{}]
+	watchCancel atomic.Pointer[context.CancelFunc]
+	feedHeld    chan struct{}
 
 	tablesMu sync.Mutex                        // serialises changes to tables
 	tables   atomic.Pointer[map[string]*table] // copy-on-write; readers load
@@ -214,7 +237,14 @@ func Load(opts Options) (*Store, error) {
 	}
 	s.tables.Store(&map[string]*table{})
 	s.health.Store(newHealth())
-	if opts.Dir != "" {
+	if opts.Etcd != nil {
+		if err := s.openShared(); err != nil {
+			if s.shared != nil {
+				s.shared.Close()
+			}
+			return nil, err
+		}
+	} else if opts.Dir != "" {
 		if err := s.recover(); err != nil {
 			if s.backend != nil {
 				s.backend.Close()
@@ -236,6 +266,11 @@ func (s *Store) Start() {
 	syncDone := make(chan struct{})
 	go s.syncer(syncDone)
 	go s.run(syncDone)
+	if s.shared != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.feedCancel, s.feedDone, s.feedHeld = cancel, make(chan struct{}), make(chan struct{})
+		go s.feed(ctx)
+	}
 }
 
 // errNotStarted: a write before Start would wait for a committer that
@@ -249,6 +284,10 @@ func (s *Store) Close() error {
 		return nil
 	}
 	close(s.stop)
+	if s.feedCancel != nil {
+		s.feedCancel()
+		<-s.feedDone
+	}
 	if s.started.Load() {
 		<-s.stopped
 	}
@@ -260,6 +299,9 @@ func (s *Store) Close() error {
 		if h := t.state.Load().hub; h != nil {
 			h.Close()
 		}
+	}
+	if s.shared != nil {
+		return s.shared.Close()
 	}
 	if s.backend != nil {
 		return s.backend.Close()

@@ -23,6 +23,11 @@ type WatchOptions struct {
 	Name string
 	// SendInitial first delivers an Added event for every current match.
 	SendInitial bool
+	// After, when set (and SendInitial not), first delivers the changes
+	// after that revision (the last a client saw, maybe on another
+	// replica) that the store still holds, or fails with watch.ErrTooOld
+	// (HTTP 410: list again).
+	After int64
 }
 
 // Watch streams the changes of m's objects in commit order. The initial
@@ -58,6 +63,10 @@ func (s *Store) Watch(ctx context.Context, m *model.Model, opts WatchOptions) (*
 					initial = append(initial, Event{Type: watch.Added, Object: r})
 				}
 			}
+		}
+		if opts.After > 0 && !opts.SendInitial {
+			sub, err = st.hub.SubscribeAfter(match, opts.After)
+			return err
 		}
 		sub = st.hub.Subscribe(match, initial)
 		return nil

@@ -69,7 +69,11 @@ func (s *Store) Create(ctx context.Context, m *model.Model, obj object.Object) (
 			if err = s.checkKeys(m, rec, nil); err != nil {
 				return nil, err
 			}
-			err = s.submit(ctx, s.createOp(m, rec))
+			if s.shared != nil {
+				err = s.commitShared(ctx, m, nil, rec, 0, false)
+			} else {
+				err = s.submit(ctx, s.createOp(m, rec))
+			}
 		}
 		if generate && errors.Is(err, ErrAlreadyExists) && attempt < 8 {
 			continue
@@ -206,6 +210,12 @@ func (s *Store) update(ctx context.Context, m *model.Model, obj object.Object, w
 	if err := s.checkKeys(m, rec, cur); err != nil {
 		return nil, err
 	}
+	if s.shared != nil {
+		if err := s.commitShared(ctx, m, cur, rec, want, false); err != nil {
+			return nil, fmt.Errorf("store: update %s/%s: %w", m.Plural, rec.Name, err)
+		}
+		return rec, nil
+	}
 	payload := frame(m, rec)
 	err = s.submit(ctx, &op{apply: func(b *batch) error {
 		t, _, err := s.ready(m)
@@ -250,6 +260,16 @@ func (s *Store) Delete(ctx context.Context, m *model.Model, name string) (*Recor
 		rec, err := s.markDeleted(m, cur)
 		if err != nil {
 			return nil, err
+		}
+		if s.shared != nil {
+			err = s.commitShared(ctx, m, cur, rec, cur.Version, true)
+			if errors.Is(err, errSharedRetry) && attempt < 16 {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("store: delete %s/%s: %w", m.Plural, name, err)
+			}
+			return rec, nil
 		}
 		payload := framePending(m, rec)
 		err = s.submit(ctx, &op{apply: func(b *batch) error {
@@ -414,6 +434,9 @@ func (s *Store) DeleteCollection(ctx context.Context, m *model.Model, q Query) (
 		}
 		if len(recs) == 0 {
 			return []*Record{}, nil
+		}
+		if s.shared != nil {
+			return s.deleteCollectionShared(ctx, m, olds)
 		}
 		err = s.submit(ctx, &op{apply: func(b *batch) error {
 			t, _, err := s.ready(m)

@@ -15,18 +15,26 @@ const (
 	Deleted  EventType = "DELETED"
 )
 
-// Event is what a subscriber receives.
+// Event is what a subscriber receives. Rev is the revision of the change
+// (0 where the publisher does not number its changes).
 type Event[T any] struct {
 	Type   EventType
 	Object T
+	Rev    int64
 }
 
 // Change is a committed change of one object: Old is absent for a create
-// and New for a final removal.
+// and New for a final removal. Rev numbers it; a publisher that numbers
+// its changes publishes them in increasing order.
 type Change[T any] struct {
 	Old, New       T
 	HasOld, HasNew bool
+	Rev            int64
 }
+
+// ErrTooOld is a resume from a revision the hub no longer holds the
+// changes after: the subscriber must list again and watch from there.
+var ErrTooOld = errors.New("watch: revision too old; list again and watch from the list's revision")
 
 // ErrSlow is reported for a subscriber dropped because its buffer was full.
 var ErrSlow = errors.New("watch: subscriber too slow, events were dropped")
@@ -64,11 +72,58 @@ type Hub[T any] struct {
 	subs   map[*Subscription[T]]struct{}
 	buffer int
 	closed bool
+	// history holds the last changes (a ring of up to buffer), so a
+	// subscriber can resume after a revision it saw (SubscribeAfter);
+	// since is the revision from which history is complete.
+	history []Change[T]
+	next    int
+	since   int64
 }
 
 // NewHub returns a hub whose subscribers buffer up to buffer events.
 func NewHub[T any](buffer int) *Hub[T] {
 	return &Hub[T]{subs: map[*Subscription[T]]struct{}{}, buffer: max(buffer, 1)}
+}
+
+// Since sets the revision the hub's history starts after: the state its
+// publisher had when the hub was made. Call it before the first Publish.
+func (h *Hub[T]) Since(rev int64) {
+	h.mu.Lock()
+	h.since = rev
+	h.mu.Unlock()
+}
+
+// SubscribeAfter is Subscribe preceded by every retained change after
+// revision after that match accepts, as events: a subscriber that saw
+// everything up to after misses nothing and sees nothing twice. It fails
+// with ErrTooOld when changes after after are no longer held.
+func (h *Hub[T]) SubscribeAfter(match func(T) bool, after int64) (*Subscription[T], error) {
+	h.mu.Lock()
+	oldest := h.since
+	n := len(h.history)
+	if n == cap(h.history) && n > 0 {
+		// Full ring: what it dropped ends just before its oldest entry.
+		oldest = h.history[h.next].Rev - 1
+	}
+	if after < oldest {
+		h.mu.Unlock()
+		return nil, ErrTooOld
+	}
+	probe := &Subscription[T]{match: match}
+	var initial []Event[T]
+	for i := range n {
+		ch := h.history[(h.next+i)%n]
+		if ch.Rev <= after {
+			continue
+		}
+		if ev, ok := probe.translate(ch); ok {
+			initial = append(initial, ev)
+		}
+	}
+	h.mu.Unlock()
+	// Nothing is published between the replay and the subscription: the
+	// store subscribes between two commits.
+	return h.Subscribe(match, initial), nil
 }
 
 // Subscribe registers a subscriber that sees the objects match accepts (nil
@@ -103,6 +158,17 @@ func (h *Hub[T]) Len() int {
 func (h *Hub[T]) Publish(ch Change[T]) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if ch.Rev != 0 {
+		if len(h.history) < h.buffer {
+			if h.history == nil {
+				h.history = make([]Change[T], 0, h.buffer)
+			}
+			h.history = append(h.history, ch)
+		} else {
+			h.history[h.next] = ch
+			h.next = (h.next + 1) % len(h.history)
+		}
+	}
 	for s := range h.subs {
 		ev, ok := s.translate(ch)
 		if !ok {
@@ -142,13 +208,13 @@ func (s *Subscription[T]) translate(ch Change[T]) (Event[T], bool) {
 	newOK := ch.HasNew && (s.match == nil || s.match(ch.New))
 	switch {
 	case oldOK && newOK:
-		return Event[T]{Modified, ch.New}, true
+		return Event[T]{Modified, ch.New, ch.Rev}, true
 	case newOK:
-		return Event[T]{Added, ch.New}, true
+		return Event[T]{Added, ch.New, ch.Rev}, true
 	case oldOK && ch.HasNew:
-		return Event[T]{Deleted, ch.New}, true
+		return Event[T]{Deleted, ch.New, ch.Rev}, true
 	case oldOK:
-		return Event[T]{Deleted, ch.Old}, true
+		return Event[T]{Deleted, ch.Old, ch.Rev}, true
 	}
 	return Event[T]{}, false
 }

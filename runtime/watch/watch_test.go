@@ -51,18 +51,18 @@ func TestTranslate(t *testing.T) {
 		want   []Event[item] // nil: not delivered
 	}{
 		// No filter: the Change shape decides.
-		{name: "no filter create", change: create(red1), want: []Event[item]{{Added, red1}}},
-		{name: "no filter update", change: update(red1, blue), want: []Event[item]{{Modified, blue}}},
-		{name: "no filter delete", change: remove(blue), want: []Event[item]{{Deleted, blue}}},
+		{name: "no filter create", change: create(red1), want: []Event[item]{{Type: Added, Object: red1}}},
+		{name: "no filter update", change: update(red1, blue), want: []Event[item]{{Type: Modified, Object: blue}}},
+		{name: "no filter delete", change: remove(blue), want: []Event[item]{{Type: Deleted, Object: blue}}},
 		{name: "no filter empty change", change: Change[item]{}, want: nil},
 		// With a filter.
-		{name: "create matching", match: isRed, change: create(red1), want: []Event[item]{{Added, red1}}},
+		{name: "create matching", match: isRed, change: create(red1), want: []Event[item]{{Type: Added, Object: red1}}},
 		{name: "create not matching", match: isRed, change: create(blue), want: nil},
-		{name: "update still matching", match: isRed, change: update(red1, red2), want: []Event[item]{{Modified, red2}}},
-		{name: "update starts matching", match: isRed, change: update(blue, red1), want: []Event[item]{{Added, red1}}},
-		{name: "update stops matching carries new object", match: isRed, change: update(red1, blue), want: []Event[item]{{Deleted, blue}}},
+		{name: "update still matching", match: isRed, change: update(red1, red2), want: []Event[item]{{Type: Modified, Object: red2}}},
+		{name: "update starts matching", match: isRed, change: update(blue, red1), want: []Event[item]{{Type: Added, Object: red1}}},
+		{name: "update stops matching carries new object", match: isRed, change: update(red1, blue), want: []Event[item]{{Type: Deleted, Object: blue}}},
 		{name: "update never matching", match: isRed, change: update(blue, blue), want: nil},
-		{name: "delete matching", match: isRed, change: remove(red1), want: []Event[item]{{Deleted, red1}}},
+		{name: "delete matching", match: isRed, change: remove(red1), want: []Event[item]{{Type: Deleted, Object: red1}}},
 		{name: "delete not matching", match: isRed, change: remove(blue), want: nil},
 	}
 	for _, tc := range tests {
@@ -101,12 +101,12 @@ func TestFilteredSequence(t *testing.T) {
 		h.Publish(c)
 	}
 	wantAll := []Event[item]{
-		{Added, item{"x", "blue"}}, {Modified, item{"x", "red"}}, {Modified, item{"x", "red"}}, {Modified, item{"x", "green"}},
-		{Modified, item{"x", "red"}}, {Deleted, item{"x", "red"}}, {Added, item{"y", "green"}}, {Deleted, item{"y", "green"}},
+		{Type: Added, Object: item{"x", "blue"}}, {Type: Modified, Object: item{"x", "red"}}, {Type: Modified, Object: item{"x", "red"}}, {Type: Modified, Object: item{"x", "green"}},
+		{Type: Modified, Object: item{"x", "red"}}, {Type: Deleted, Object: item{"x", "red"}}, {Type: Added, Object: item{"y", "green"}}, {Type: Deleted, Object: item{"y", "green"}},
 	}
 	wantRed := []Event[item]{
-		{Added, item{"x", "red"}}, {Modified, item{"x", "red"}}, {Deleted, item{"x", "green"}},
-		{Added, item{"x", "red"}}, {Deleted, item{"x", "red"}},
+		{Type: Added, Object: item{"x", "red"}}, {Type: Modified, Object: item{"x", "red"}}, {Type: Deleted, Object: item{"x", "green"}},
+		{Type: Added, Object: item{"x", "red"}}, {Type: Deleted, Object: item{"x", "red"}},
 	}
 	for _, c := range []struct {
 		name string
@@ -125,12 +125,12 @@ func TestFilteredSequence(t *testing.T) {
 func TestInitialEventsFirst(t *testing.T) {
 	h := NewHub[item](2)
 	// More initial events than the buffer holds: they still all fit.
-	initial := []Event[item]{{Added, item{"a", "red"}}, {Added, item{"b", "red"}}, {Added, item{"c", "red"}}}
+	initial := []Event[item]{{Type: Added, Object: item{"a", "red"}}, {Type: Added, Object: item{"b", "red"}}, {Type: Added, Object: item{"c", "red"}}}
 	s := h.Subscribe(isRed, initial)
 	h.Publish(create(item{"d", "red"}))
 	h.Publish(create(item{"e", "blue"}))
 	h.Publish(update(item{"a", "red"}, item{"a", "blue"}))
-	want := append(append([]Event[item]{}, initial...), Event[item]{Added, item{"d", "red"}}, Event[item]{Deleted, item{"a", "blue"}})
+	want := append(append([]Event[item]{}, initial...), Event[item]{Type: Added, Object: item{"d", "red"}}, Event[item]{Type: Deleted, Object: item{"a", "blue"}})
 	got, closed := drain(s)
 	if closed || !reflect.DeepEqual(got, want) {
 		t.Errorf("events (closed=%v, err %v):\n got %+v\nwant %+v", closed, s.Err(), got, want)
@@ -163,7 +163,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 		t.Errorf("fast subscriber: got %d events, want 5", len(fastGot))
 	}
 	for i, ev := range fastGot {
-		if want := (Event[item]{Added, item{Name: fmt.Sprint(i)}}); ev != want {
+		if want := (Event[item]{Type: Added, Object: item{Name: fmt.Sprint(i)}}); ev != want {
 			t.Errorf("fast subscriber event %d: got %+v, want %+v", i, ev, want)
 		}
 	}
@@ -173,7 +173,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 
 	// The slow one got what fit in its buffer, then its channel closed.
 	got, closed := drain(slow)
-	want := []Event[item]{{Added, item{Name: "0"}}, {Added, item{Name: "1"}}}
+	want := []Event[item]{{Type: Added, Object: item{Name: "0"}}, {Type: Added, Object: item{Name: "1"}}}
 	if !closed {
 		t.Errorf("slow subscriber: channel still open, want it closed")
 	}
@@ -214,7 +214,7 @@ func TestSubscriptionClose(t *testing.T) {
 	if !closed {
 		t.Fatalf("after Close: channel open, want closed")
 	}
-	if want := []Event[item]{{Added, item{"a", "red"}}}; !reflect.DeepEqual(got, want) {
+	if want := []Event[item]{{Type: Added, Object: item{"a", "red"}}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("after Close: got %+v, want the buffered %+v", got, want)
 	}
 	if err := s.Err(); err != nil {
@@ -255,7 +255,7 @@ func TestHubClose(t *testing.T) {
 	h.Publish(create(item{"a", "red"}))
 
 	t.Run("subscribe after close", func(t *testing.T) {
-		initial := []Event[item]{{Added, item{"a", "red"}}}
+		initial := []Event[item]{{Type: Added, Object: item{"a", "red"}}}
 		s := h.Subscribe(nil, initial)
 		got, closed := drain(s)
 		if !closed {
@@ -333,7 +333,7 @@ func TestConcurrent(t *testing.T) {
 				if (c+i)%2 == 0 {
 					match = isRed
 				}
-				s := h.Subscribe(match, []Event[item]{{Added, item{"init", "red"}}})
+				s := h.Subscribe(match, []Event[item]{{Type: Added, Object: item{"init", "red"}}})
 				for range i % 4 {
 					if _, ok := <-s.C; !ok {
 						break
@@ -363,5 +363,44 @@ func TestConcurrent(t *testing.T) {
 	}
 	if n := h.Len(); n != 0 {
 		t.Errorf("Len() after Hub.Close: got %d, want 0", n)
+	}
+}
+
+// A subscriber resumes after the last revision it saw: it gets exactly
+// the later changes it matches, then live ones; once the ring has
+// dropped what it needs, it is told to list again.
+func TestSubscribeAfterReplaysHistory(t *testing.T) {
+	h := NewHub[item](4)
+	h.Since(10)
+	for i, color := range []string{"red", "blue", "red"} {
+		h.Publish(Change[item]{New: item{fmt.Sprint(i), color}, HasNew: true, Rev: int64(11 + i)})
+	}
+	red := func(it item) bool { return it.Color == "red" }
+	s, err := h.SubscribeAfter(red, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-s.C; ev.Object.Name != "2" || ev.Rev != 13 || ev.Type != Added {
+		t.Fatalf("replayed %+v, want object 2 at revision 13", ev)
+	}
+	h.Publish(Change[item]{New: item{"3", "red"}, HasNew: true, Rev: 14})
+	if ev := <-s.C; ev.Object.Name != "3" || ev.Rev != 14 {
+		t.Fatalf("live %+v, want object 3 at 14", ev)
+	}
+	if _, err := h.SubscribeAfter(red, 9); !errors.Is(err, ErrTooOld) {
+		t.Fatalf("before the history: %v, want ErrTooOld", err)
+	}
+	h.Publish(Change[item]{New: item{"4", "red"}, HasNew: true, Rev: 15}) // the ring drops 11
+	if _, err := h.SubscribeAfter(red, 10); !errors.Is(err, ErrTooOld) {
+		t.Fatalf("after 10 once 11 is dropped: %v, want ErrTooOld", err)
+	}
+	s2, err := h.SubscribeAfter(nil, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int64{12, 13, 14, 15} {
+		if ev := <-s2.C; ev.Rev != want {
+			t.Fatalf("replayed revision %d, want %d", ev.Rev, want)
+		}
 	}
 }

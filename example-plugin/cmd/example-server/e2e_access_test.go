@@ -69,6 +69,7 @@ func adminReset(t *testing.T, env []string, args ...string) (string, error) {
 // edit) is recovered with `admin reset`, which refuses to run beside a
 // server.
 func TestLastSuperAdministratorAndAdminReset(t *testing.T) {
+	diskOnly(t, "admin reset refuses a data directory a server holds")
 	dir := t.TempDir()
 	s := run(t, dir, "SVC_ADMIN_PASSWORD="+adminPW)
 	const binding = "/api/v1alpha1/rolebindings/admin-super-role-binding"

@@ -22,6 +22,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/svcrun/svc/runtime/server/servertest"
 )
 
 // These tests run the real example-server binary as a subprocess on a free
@@ -53,6 +54,16 @@ const (
 	stats    = "/apis/plugin.api.svc.run/v1alpha1/plugins/example/stats"
 	envelope = `"apiVersion":"people.example.com/v1alpha1","kind":"Person"`
 )
+
+// diskOnly skips a test that is about the disk backend (its data
+// directory, its log, its admin reset command) on the etcd pass of the
+// backend matrix.
+func diskOnly(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv(servertest.EtcdEnv) != "" {
+		t.Skip("disk backend only: " + why)
+	}
+}
 
 type server struct {
 	t      *testing.T
@@ -95,7 +106,11 @@ func run(t *testing.T, dir string, env ...string) *server {
 func runArgs(t *testing.T, dir string, args []string, env ...string) *server {
 	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(binary, append([]string{"--addr", addr, "--data-dir", dir}, args...)...)
+	store := []string{"--data-dir", dir}
+	if ep := os.Getenv(servertest.EtcdEnv); ep != "" {
+		store = []string{"--etcd-endpoints", ep, "--etcd-prefix", servertest.EtcdPrefix(dir)}
+	}
+	cmd := exec.Command(binary, append(append([]string{"--addr", addr}, store...), args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	out := &bytes.Buffer{}
 	stdout := &syncBuffer{}

@@ -64,6 +64,7 @@ func From(err error) *Problem {
 		ce  *codec.Error
 		ue  *store.UnavailableError
 		le  *codec.LimitError
+		tl  *store.TooLargeError
 	)
 	var qes query.Errors
 	p := &Problem{Type: "about:blank"}
@@ -85,6 +86,8 @@ func From(err error) *Problem {
 		p.Status, p.Detail, p.Errors = http.StatusBadRequest, ce.Detail, ce.Fields
 	case errors.As(err, &le):
 		p.Status, p.Detail = http.StatusRequestEntityTooLarge, le.Error()
+	case errors.As(err, &tl):
+		p.Status, p.Detail = http.StatusRequestEntityTooLarge, tl.Error()
 	case errors.As(err, &inv):
 		p.Status, p.Detail, p.Errors = http.StatusBadRequest, "the object is invalid; see errors", inv.Errors
 	case errors.As(err, &qe):
@@ -110,6 +113,9 @@ func From(err error) *Problem {
 		// The write was not stored; the store resumes by itself once its
 		// disk takes writes again.
 		p.Status, p.Detail = http.StatusServiceUnavailable, "the server cannot store writes now (its write-ahead log failed); retry later"
+		if ue.Cluster {
+			p.Detail = "the server cannot store writes now: its etcd cluster is unreachable or has lost quorum; reads still work; retry later"
+		}
 		if ue.NoSpace {
 			p.Status, p.Detail = http.StatusInsufficientStorage, "the server's disk is full: writes are refused until space is freed; retry later"
 		}

@@ -6,17 +6,22 @@ package servertest
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/svcrun/svc/runtime/plugin"
 	"github.com/svcrun/svc/runtime/server"
+	"github.com/svcrun/svc/runtime/store"
 )
 
 // Options say what to run.
@@ -32,6 +37,23 @@ type Options struct {
 	Log io.Writer
 	// Flags, when set, adjusts the server's flags (timeouts, limits).
 	Flags func(*server.Flags)
+}
+
+// EtcdEnv names the environment variable that runs every test server on
+// the etcd backend: comma-separated endpoints of a cluster the test run
+// started (make test's second pass, docs/deployment.md).
+const EtcdEnv = "SVC_TEST_ETCD"
+
+// EtcdPrefix is the etcd prefix standing in for data directory dir on
+// the backend matrix: one per directory, so a server restarted on dir
+// finds its data, and a fresh one per memory-only server.
+func EtcdPrefix(dir string) string {
+	if dir == "" {
+		var b [8]byte
+		rand.Read(b[:])
+		return fmt.Sprintf("/test/mem-%x/", b)
+	}
+	return fmt.Sprintf("/test/%x/", sha256.Sum256([]byte(dir)))
 }
 
 // Server is a running server.
@@ -56,6 +78,13 @@ func Start(t testing.TB, opts Options) *Server {
 		w = io.Discard
 	}
 	f := server.Flags{DataDir: opts.Dir, BrandDomain: opts.Brand, Memory: opts.Dir == ""}
+	if ep := os.Getenv(EtcdEnv); ep != "" {
+		// The backend matrix (make test): the same tests on etcd.
+		f.Memory, f.DataDir = false, ""
+		f.Etcd.Endpoints = strings.Split(ep, ",")
+		f.Etcd.Prefix = EtcdPrefix(opts.Dir)
+		f.Etcd.MaxObjectBytes = store.DefaultEtcdMaxValueBytes
+	}
 	if opts.Flags != nil {
 		opts.Flags(&f)
 	}

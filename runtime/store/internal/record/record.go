@@ -27,6 +27,11 @@ type Record struct {
 
 	// The fields below are the store's own (see the package comment).
 
+	// Rev is the shared backend's revision of this version's write (its
+	// etcd mod revision), the precondition of the next write; 0 on the
+	// disk backend.
+	Rev int64
+
 	Labels   []string // model.LabelKey(key, value), sorted
 	Creation model.Key
 	Deletion model.Key // empty while the object is not being deleted
