@@ -10,14 +10,14 @@ CRASH_SIZES   ?= 100,102400
 CRASH_OBJECTS ?= 32
 SOAK          ?= 10m
 
-.PHONY: run test fmt-check vet unit allocs loadgen-test loadgen bench fuzz crash soak generate etcd cluster
+.PHONY: run test fmt-check vet unit unit-etcd allocs loadgen-test loadgen bench fuzz crash soak generate etcd cluster
 
 # Builds and starts the example server on the embedded store (./data).
 run:
 	$(GO) build -o bin/example-server ./example-plugin/cmd/example-server
 	./bin/example-server $(ARGS)
 
-test: fmt-check vet unit allocs loadgen-test
+test: fmt-check vet etcd unit allocs loadgen-test unit-etcd
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -27,7 +27,12 @@ vet:
 	$(GO) vet $(PKGS)
 
 unit:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+# The backend matrix: the API's, server's and plugins' end-to-end tests
+# again on etcd (tools/etcd-matrix.sh; docs/deployment.md).
+unit-etcd: etcd
+	GO=$(GO) sh tools/etcd-matrix.sh
 
 # The zero-allocation tests once more without the race detector, which
 # allocates in generated validators (they skip under -race).
