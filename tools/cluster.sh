@@ -37,7 +37,6 @@ CLUSTER_SERVER_FLAGS=${CLUSTER_SERVER_FLAGS:-}
 CLUSTER_ETCD_FLAGS=${CLUSTER_ETCD_FLAGS:-}
 WAIT_SECONDS=${CLUSTER_WAIT_SECONDS:-60}
 
-command -v curl >/dev/null || { echo "cluster: needs curl (health and readiness checks)" >&2; exit 1; }
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -47,6 +46,8 @@ if [ "${CLUSTER_BUILD:-1}" != 0 ]; then
 	(cd tools/etcd && "$GO" build -o ../../bin/etcd .)
 	"$GO" build -o bin/example-server ./example-plugin/cmd/example-server
 fi
+# Health checks without curl (a fresh machine may have only Go).
+"$GO" build -o bin/freeport ./tools/freeport
 
 if [ -n "${CLUSTER_DIR:-}" ]; then
 	mkdir -p "$CLUSTER_DIR"
@@ -129,10 +130,10 @@ fail() {
 # await NAME PID LOG URL BODY: waits until URL answers 200 with BODY in it,
 # while PID lives, for WAIT_SECONDS.
 await() {
-	local name=$1 pid=$2 log=$3 url=$4 body=$5 i out
+	local name=$1 pid=$2 log=$3 url=$4 body=$5 i
 	for ((i = 0; i < WAIT_SECONDS * 5; i++)); do
 		kill -0 "$pid" 2>/dev/null || fail "$name exited" "$log"
-		if out=$(curl -fsS --max-time 2 "$url" 2>/dev/null) && [[ $out == *"$body"* ]]; then
+		if bin/freeport -wait "$url" -body "$body" -timeout 1s 2>/dev/null; then
 			return 0
 		fi
 		sleep 0.2

@@ -8,19 +8,22 @@ GO=${GO:-go}
 ETCD=${ETCD:-bin/etcd}
 [ -x "$ETCD" ] || { echo "etcd-matrix: $ETCD missing (make etcd)"; exit 1; }
 dir=$(mktemp -d)
-port() { "$GO" run ./tools/freeport 2>/dev/null || echo $((20000 + $$ % 20000)); }
-cport=$(port); pport=$(port)
+"$GO" build -o "$dir/freeport" ./tools/freeport
+cport=$("$dir/freeport"); pport=$("$dir/freeport")
+
 "$ETCD" --name matrix --data-dir "$dir/data" \
   --listen-client-urls "http://127.0.0.1:$cport" --advertise-client-urls "http://127.0.0.1:$cport" \
   --listen-peer-urls "http://127.0.0.1:$pport" --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
   --initial-cluster "matrix=http://127.0.0.1:$pport" --unsafe-no-fsync --log-level error >"$dir/etcd.log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT INT TERM
-i=0
-until curl -sf "http://127.0.0.1:$cport/health" >/dev/null 2>&1; do
-  i=$((i + 1))
-  if [ $i -gt 200 ] || ! kill -0 $pid 2>/dev/null; then echo "etcd-matrix: etcd did not start:"; cat "$dir/etcd.log"; exit 1; fi
-  sleep 0.05
-done
+cleanup() { kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"; }
+trap 'cleanup; exit 1' INT TERM
+if ! "$dir/freeport" -wait "http://127.0.0.1:$cport/health" -body true -timeout 20s; then
+  echo "etcd-matrix: etcd did not start:"; cat "$dir/etcd.log"; cleanup; exit 1
+fi
+set +e
 SVC_TEST_ETCD="http://127.0.0.1:$cport" "$GO" test -count=1 -timeout 20m \
   ./example-plugin/cmd/example-server/ ./runtime/server/... ./runtime/access/ ./runtime/content/ ./runtime/plugin/
+rc=$?
+cleanup
+exit $rc
