@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/svcrun/svc/runtime/core"
 	"github.com/svcrun/svc/runtime/rbac"
@@ -16,12 +17,13 @@ import (
 )
 
 // adminUsage is the help of the admin subcommand.
-const adminUsage = `usage: %[1]s admin reset [--data-dir DIR] [--user NAME] [--brand-domain DOMAIN]
+const adminUsage = `usage: %[1]s admin reset [--data-dir DIR | --etcd-endpoints E [--etcd-prefix P]] [--user NAME] [--brand-domain DOMAIN]
 
 Offline recovery of a locked-out server: makes NAME (default admin) an
 enabled user bound to super-role, creating it if needed, and sets its
-password: SVC_ADMIN_PASSWORD, or a random one printed once. The server
-must be stopped (its data directory lock is taken).
+password: SVC_ADMIN_PASSWORD, or a random one printed once. On the
+embedded store the server must be stopped (its data directory lock is
+taken); on etcd the replicas may keep running (docs/deployment.md).
 `
 
 // Admin runs the offline administration subcommand ("admin reset") with
@@ -43,6 +45,8 @@ func Admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		brand = DefaultBrand
 	}
 	dir := fs.String("data-dir", "./data", "data directory of the stopped server")
+	endpoints := fs.String("etcd-endpoints", "", "comma-separated etcd endpoints of the replicas' cluster (instead of --data-dir)")
+	prefix := fs.String("etcd-prefix", "/svc/", "the replicas' --etcd-prefix")
 	user := fs.String("user", core.AdminUser, "user to make a super administrator")
 	fs.StringVar(&brand, "brand-domain", brand, "brand domain of the server (env SVC_BRAND_DOMAIN)")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -51,8 +55,14 @@ func Admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("admin reset: unexpected arguments: %v", fs.Args())
 	}
-	// A mistyped directory must not become a fresh, empty store.
-	if fi, err := os.Stat(*dir); err != nil || !fi.IsDir() {
+	opts := store.Options{Dir: *dir}
+	if *endpoints != "" {
+		opts.Dir = ""
+		opts.Etcd = &store.EtcdOptions{Endpoints: strings.Split(*endpoints, ","), Prefix: *prefix,
+			Username: os.Getenv("SVC_ETCD_USERNAME"), Password: os.Getenv("SVC_ETCD_PASSWORD")}
+		*dir = *endpoints + *prefix // for messages
+	} else if fi, err := os.Stat(*dir); err != nil || !fi.IsDir() {
+		// A mistyped directory must not become a fresh, empty store.
 		return fmt.Errorf("admin reset: --data-dir %s is not a data directory", *dir)
 	}
 	password := os.Getenv("SVC_ADMIN_PASSWORD")
@@ -63,7 +73,7 @@ func Admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	st, err := store.Open(store.Options{Dir: *dir})
+	st, err := store.Open(opts)
 	if errors.Is(err, dirlock.ErrLocked) {
 		return fmt.Errorf("admin reset: %s is in use by a running server; stop it first: %w", *dir, err)
 	}

@@ -36,6 +36,7 @@ const (
 type client struct {
 	base  string // scheme://host
 	coll  string // base + collectionPath
+	wcoll string // the collection watchers open (coll, or --watch-url's)
 	fast  *fasthttp.Client
 	ws    *http.Client
 	auth  string // Authorization header value; empty without --user
@@ -60,8 +61,9 @@ func newClient(cfg *config) *client {
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	base := cfg.URL.String()
 	c := &client{
-		base: base,
-		coll: base + collectionPath,
+		base:  base,
+		coll:  base + collectionPath,
+		wcoll: base + collectionPath,
 		fast: &fasthttp.Client{
 			Dial:                      func(addr string) (net.Conn, error) { return dialer.Dial("tcp", addr) },
 			MaxConnsPerHost:           cfg.Concurrency + 4,
@@ -75,6 +77,9 @@ func newClient(cfg *config) *client {
 	}
 	if cfg.User != "" {
 		c.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(cfg.User+":"+cfg.Password))
+	}
+	if cfg.WatchURL != nil {
+		c.wcoll = cfg.WatchURL.String() + collectionPath
 	}
 	return c
 }

@@ -58,7 +58,11 @@ var knownScenarios = append(slices.Clone(allScenarios), "mixed")
 
 // config is the validated command line.
 type config struct {
-	URL         *url.URL
+	URL *url.URL
+	// WatchURL, when set, is where the watch scenario's watchers connect
+	// while its writes go to URL: another replica of a shared store, so
+	// the event latency is the replication lag (docs/deployment.md).
+	WatchURL    *url.URL
 	User        string
 	Password    string
 	Concurrency int
@@ -86,6 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rawURL := fs.String("url", "http://127.0.0.1:8090", "base URL of the server")
+	rawWatchURL := fs.String("watch-url", "", "base URL of another replica for the watch scenario's watchers (writes still go to --url): measures replication lag")
 	user := fs.String("user", "", "user name for HTTP Basic authentication (none when empty)")
 	password := fs.String("password", "", "password for HTTP Basic authentication")
 	concurrency := fs.Int("concurrency", 32, "concurrent workers (and idle keep-alive connections)")
@@ -119,6 +124,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	var err error
 	if cfg.URL, err = parseServerURL(*rawURL, cfg.AllowRemote); err != nil {
 		return nil, err
+	}
+	if *rawWatchURL != "" {
+		if cfg.WatchURL, err = parseServerURL(*rawWatchURL, cfg.AllowRemote); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Scenarios, err = parseScenarios(*scenarios); err != nil {
 		return nil, err

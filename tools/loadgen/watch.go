@@ -259,7 +259,7 @@ loop:
 
 // watchURL is the collection's watch URL: ws:// or wss://.
 func (c *client) watchURL() string {
-	return "ws" + strings.TrimPrefix(c.coll, "http") + "?watch=true"
+	return "ws" + strings.TrimPrefix(c.wcoll, "http") + "?watch=true"
 }
 
 // openWatch opens one watch stream and starts reading it. Events of this

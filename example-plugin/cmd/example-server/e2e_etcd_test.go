@@ -259,3 +259,16 @@ func sameItems(t *testing.T, a, b string) bool {
 	}
 	return true
 }
+
+// admin reset on etcd works beside running replicas: the new password
+// applies on them as soon as they have the write.
+func TestAdminResetOnEtcd(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	a := runEtcd(t, c.Endpoints(), "/reset/", "SVC_ADMIN_PASSWORD="+adminPW)
+	cmd := exec.Command(binary, "admin", "reset", "--etcd-endpoints", strings.Join(c.Endpoints(), ","), "--etcd-prefix", "/reset/")
+	cmd.Env = append(cmd.Environ(), "SVC_ADMIN_PASSWORD=recovered-password-1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("admin reset: %v\n%s", err, out)
+	}
+	a.eventually(req{method: "GET", path: persons, user: "admin", pw: "recovered-password-1"}, 200)
+}
