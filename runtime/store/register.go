@@ -31,10 +31,12 @@ func (s *Store) Register(ctx context.Context, m *model.Model) error {
 		return err
 	}
 	t := s.tableFor(m.StorageKey())
+	unlock := func() {}
 	if s.shared != nil {
 		// The raw table must hold still while the build reads it.
 		s.feedMu.Lock()
-		defer s.feedMu.Unlock()
+		unlock = sync.OnceFunc(s.feedMu.Unlock)
+		defer unlock()
 	}
 	var old *tableState
 	err := s.submit(ctx, &op{control: true, apply: func(*batch) error {
@@ -69,6 +71,7 @@ func (s *Store) Register(ctx context.Context, m *model.Model) error {
 		return err
 	}
 	if s.shared != nil {
+		unlock() // the feed goes on while claims are written
 		if err := s.syncClaims(ctx, m, t.state.Load()); err != nil {
 			return fmt.Errorf("store: register %s: unique-value claims: %w", m.GVK(), err)
 		}

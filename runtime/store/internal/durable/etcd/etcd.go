@@ -565,21 +565,119 @@ func (b *Backend) ClaimSyncPending(ctx context.Context, table string) (bool, err
 
 // SyncClaims writes each claim (key -> holder) that is absent, then
 // clears table's pending mark. A claim held by another object is left
-// alone and returned in conflicts.
+// alone and returned in conflicts. Claims go 64 to a transaction, four
+// transactions at a time; a transaction that finds one of its claims
+// taken is done again claim by claim.
 func (b *Backend) SyncClaims(ctx context.Context, table string, claims map[string]string) (written int, conflicts []string, err error) {
-	for key, holder := range claims {
+	keys := make([]string, 0, len(claims))
+	for k := range claims {
+		keys = append(keys, k)
+	}
+	var mu sync.Mutex
+	one := func(key string) error {
+		holder := claims[key]
 		resp, err := b.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 			Then(clientv3.OpPut(key, holder)).Else(clientv3.OpGet(key)).Commit()
 		if err != nil {
-			return written, conflicts, unavailable(err)
+			return unavailable(err)
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		if resp.Succeeded {
 			written++
-			continue
-		}
-		if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 && string(kvs[0].Value) != holder {
+		} else if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 && string(kvs[0].Value) != holder {
 			conflicts = append(conflicts, key)
 		}
+		return nil
+	}
+	batch := func(ks []string) error {
+		cmps := make([]clientv3.Cmp, len(ks))
+		ops := make([]clientv3.Op, len(ks))
+		for i, k := range ks {
+			cmps[i] = clientv3.Compare(clientv3.CreateRevision(k), "=", 0)
+			ops[i] = clientv3.OpPut(k, claims[k])
+		}
+		resp, err := b.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+		if err != nil {
+			return unavailable(err)
+		}
+		if resp.Succeeded {
+			mu.Lock()
+			written += len(ks)
+			mu.Unlock()
+			return nil
+		}
+		// Some are taken (an earlier sync stopped half way): read which,
+		// then put the rest together, claim by claim only if that fails.
+		gets := make([]clientv3.Op, len(ks))
+		for i, k := range ks {
+			gets[i] = clientv3.OpGet(k)
+		}
+		read, err := b.cli.Txn(ctx).Then(gets...).Commit()
+		if err != nil {
+			return unavailable(err)
+		}
+		var absent []string
+		for i, k := range ks {
+			kvs := read.Responses[i].GetResponseRange().Kvs
+			switch {
+			case len(kvs) == 0:
+				absent = append(absent, k)
+			case string(kvs[0].Value) != claims[k]:
+				mu.Lock()
+				conflicts = append(conflicts, k)
+				mu.Unlock()
+			}
+		}
+		if len(absent) == 0 {
+			return nil
+		}
+		cmps, ops = cmps[:0], ops[:0]
+		for _, k := range absent {
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
+			ops = append(ops, clientv3.OpPut(k, claims[k]))
+		}
+		if resp, err = b.cli.Txn(ctx).If(cmps...).Then(ops...).Commit(); err != nil {
+			return unavailable(err)
+		}
+		if resp.Succeeded {
+			mu.Lock()
+			written += len(absent)
+			mu.Unlock()
+			return nil
+		}
+		for _, k := range absent {
+			if err := one(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	const per = 60 // claims per transaction, under --max-txn-ops
+	work := make(chan []string)
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for ks := range work {
+				if err := batch(ks); err != nil {
+					errs <- err
+					for range work {
+					}
+					return
+				}
+			}
+		})
+	}
+	for i := 0; i < len(keys); i += per {
+		work <- keys[i:min(i+per, len(keys))]
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return written, conflicts, err
+	default:
 	}
 	_, err = b.cli.Delete(ctx, b.claimSyncKey(table))
 	return written, conflicts, unavailable(err)
