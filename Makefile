@@ -10,7 +10,7 @@ CRASH_SIZES   ?= 100,102400
 CRASH_OBJECTS ?= 32
 SOAK          ?= 10m
 
-.PHONY: run test fmt-check vet unit unit-etcd allocs loadgen-test loadgen bench fuzz crash soak generate etcd cluster
+.PHONY: run test fmt-check vet unit unit-etcd allocs loadgen-test loadgen bench fuzz crash soak generate etcd cluster bench-etcd
 
 # Builds and starts the example server on the embedded store (./data).
 run:
@@ -93,3 +93,9 @@ cluster:
 generate:
 	$(GO) generate ./...
 	cd examples/bookshelf && GOWORK=off $(GO) generate ./...
+
+# Replicas on etcd measured (docs/performance.md, "Replicas on etcd").
+bench-etcd: etcd loadgen
+	$(GO) build -o bin/example-server ./example-plugin/cmd/example-server
+	$(GO) build -o bin/freeport ./tools/freeport
+	bash tools/etcd-bench.sh

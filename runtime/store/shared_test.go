@@ -216,6 +216,7 @@ func TestSharedWatchSeesOtherReplicasInOrder(t *testing.T) {
 	}
 	wg.Wait()
 	seen := map[string]bool{}
+	var lastRev int64
 	timeout := time.After(10 * time.Second)
 	for len(seen) < 2*n {
 		select {
@@ -229,6 +230,10 @@ func TestSharedWatchSeesOtherReplicasInOrder(t *testing.T) {
 			if seen[ev.Object.Name] {
 				t.Fatalf("duplicate event for %s", ev.Object.Name)
 			}
+			if ev.Rev <= lastRev {
+				t.Fatalf("event %s at revision %d after %d: out of order", ev.Object.Name, ev.Rev, lastRev)
+			}
+			lastRev = ev.Rev
 			seen[ev.Object.Name] = true
 		case <-timeout:
 			t.Fatalf("saw %d of %d creates", len(seen), 2*n)

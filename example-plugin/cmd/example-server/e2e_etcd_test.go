@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/svcrun/svc/runtime/store/etcdtest"
 )
@@ -142,14 +143,38 @@ func TestReplicasOnEtcd(t *testing.T) {
 	// finds every acknowledged write.
 	c2 := runEtcd(t, c.Endpoints(), "/rep/", env)
 	c2.eventuallyFriendCount("ann", 2)
+	// kill -9 under load: four writers, killed mid-stream.
+	var mu sync.Mutex
 	var acked []string
-	for i := range 30 {
-		n := fmt.Sprintf("k%02d", i)
-		if st, _, _ := c2.raw("POST", persons, person(n, "K", "")); st == 201 {
-			acked = append(acked, n)
-		}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				n := fmt.Sprintf("k%d-%03d", w, i)
+				hr, _ := http.NewRequest("POST", c2.url+persons, strings.NewReader(person(n, "K", "")))
+				hr.SetBasicAuth("admin", adminPW)
+				hr.Header.Set("Content-Type", "application/json")
+				res, err := http.DefaultClient.Do(hr)
+				if err != nil {
+					return // the replica is gone
+				}
+				res.Body.Close()
+				if res.StatusCode == 201 {
+					mu.Lock()
+					acked = append(acked, n)
+					mu.Unlock()
+				}
+			}
+		}()
 	}
+	time.Sleep(500 * time.Millisecond)
 	c2.kill()
+	wg.Wait()
+	if len(acked) == 0 {
+		t.Fatal("no write was acknowledged before the kill")
+	}
 	d := runEtcd(t, c.Endpoints(), "/rep/", env)
 	for _, n := range acked {
 		if st, body, _ := d.raw("GET", persons+"/"+n, ""); st != 200 {
