@@ -88,8 +88,8 @@ func (k *Console) Routes(r gin.IRouter) {
 	g.POST("/users/:name/personalaccesstokens", h(k.createToken))
 	g.GET("/users/:name/personalaccesstokens/:token", h(k.getToken))
 	g.DELETE("/users/:name/personalaccesstokens/:token", h(k.deleteToken))
-	g.PUT("/users/:name/personalaccesstokens/:token/revocation", h(k.revokeToken))
-	g.PUT("/users/:name/personalaccesstokens/:token/restoration", h(k.restoreToken))
+	g.PUT("/users/:name/personalaccesstokens/:token/revocation", h(k.revocation(true)))
+	g.PUT("/users/:name/personalaccesstokens/:token/restoration", h(k.revocation(false)))
 	k.userCentreTokenRoutes(r)
 }
 
@@ -490,30 +490,20 @@ func (k *Console) createToken(c *gin.Context) error {
 	return nil
 }
 
-func (k *Console) revokeToken(c *gin.Context) error {
-	t, err := k.ownToken(c)
-	if err != nil {
-		return err
+// revocation revokes (true) or restores (false) one of the caller's tokens.
+func (k *Console) revocation(revoked bool) func(c *gin.Context) error {
+	return func(c *gin.Context) error {
+		t, err := k.ownToken(c)
+		if err != nil {
+			return err
+		}
+		updated, err := k.setRevoked(c, t, revoked)
+		if err != nil {
+			return err
+		}
+		c.JSON(http.StatusOK, updated)
+		return nil
 	}
-	updated, err := k.setRevoked(c, t, true)
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, updated)
-	return nil
-}
-
-func (k *Console) restoreToken(c *gin.Context) error {
-	t, err := k.ownToken(c)
-	if err != nil {
-		return err
-	}
-	updated, err := k.setRevoked(c, t, false)
-	if err != nil {
-		return err
-	}
-	c.JSON(http.StatusOK, updated)
-	return nil
 }
 
 func (k *Console) deleteToken(c *gin.Context) error {
