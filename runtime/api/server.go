@@ -382,6 +382,11 @@ func (s *Server) middleware(c *gin.Context) {
 			s.fail(c, err)
 			return
 		}
+		// A read starts now, after any wait: its stamp is at least the
+		// revision it asked for.
+		if rw, ok := c.Writer.(*revisionWriter); ok && rw.at != 0 {
+			rw.at = s.opts.Store.Revision()
+		}
 	}
 	if s.opts.Guard != nil {
 		if err := s.opts.Guard(c); err != nil {

@@ -328,6 +328,10 @@ func (s *Store) syncer(done chan<- struct{}) {
 				err = s.fail(s.logFailed(werr), false)
 				s.log.Error("write-ahead log failed; refusing writes until it recovers", "err", werr)
 			}
+		} else if err == nil && s.shared == nil && len(b.payloads) > 0 {
+			// Memory only: number the records as a log would, so that
+			// revisions (X-Svc-Revision, watch resumption) work the same.
+			rev = uint64(s.rev.Load()) + uint64(len(b.payloads))
 		}
 		<-b.ready // the committer applies b while it is logged
 		if err == nil && b.err != nil {
