@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -82,12 +81,8 @@ func (l *loader) applyRev(payload []byte, rev int64) error {
 	}
 	r := restored{t: l.s.tableFor(e.table), name: e.name}
 	if e.kind == kindPut {
-		// payload is only valid during the call: copy what the record keeps.
-		r.rec = &Record{Name: e.name, Version: e.version, Data: append([]byte(nil), e.data...), Rev: rev}
-		if len(e.keys) >= 8 {
-			r.rec.Blob = append([]byte(nil), e.keys...)
-			r.rec.FP = binary.LittleEndian.Uint64(e.keys)
-		}
+		// payload is only valid during the call: rawRecord copies.
+		r.rec = rawRecord(e, rev)
 	} else if e.kind != kindRemove {
 		return nil
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -210,7 +211,7 @@ func (s *Store) applyFeed(rev int64, evs []etcd.Event) error {
 	defer s.feedMu.RUnlock()
 	err := s.submit(context.Background(), &op{apply: func(b *batch) error {
 		for _, ev := range evs {
-			s.applyEvent(b, ev.Rev, ev)
+			s.applyEvent(b, ev)
 		}
 		return nil
 	}})
@@ -224,60 +225,66 @@ func (s *Store) applyFeed(rev int64, evs []etcd.Event) error {
 // applyEvent applies one change to b: to the indexes of a registered
 // model, or by name to a raw table (a model not registered yet, or
 // reserved: Register waits for the feed, see feedMu).
-func (s *Store) applyEvent(b *batch, rev int64, ev etcd.Event) {
-	remove := ev.Value == nil
+func (s *Store) applyEvent(b *batch, ev etcd.Event) {
 	payload := ev.Value
-	if remove {
-		payload = ev.Prev
+	if payload == nil {
+		payload = ev.Prev // a removal: its last value names it
 	}
 	e, err := decodeEntry(payload)
 	if err != nil || e.kind != kindPut {
-		s.log.Error("skipping an etcd value that is not a stored object", "revision", rev, "err", err)
+		s.log.Error("skipping an etcd value that is not a stored object", "revision", ev.Rev, "err", err)
 		return
 	}
 	t := s.tableFor(e.table)
-	st := b.state(t)
+	if ev.Value == nil {
+		s.applyRemove(b, t, e.name, ev.Final, ev.Rev)
+		return
+	}
+	rec := rawRecord(e, ev.Rev)
 	old, _ := b.current(t, e.name)
+	st := b.state(t)
 	if st.phase != phaseReady {
 		txn := b.txns[t]
 		if old != nil {
 			txn.Delete(index.Objects, old)
 		}
-		if remove {
-			b.wrote(t, e.name, nil)
-			return
-		}
-		raw := rawRecord(e, rev)
-		if err := txn.Insert(index.Objects, raw); err != nil && b.err == nil {
+		if err := txn.Insert(index.Objects, rec); err != nil && b.err == nil {
 			b.err = fmt.Errorf("store: apply %s/%s: %w", t.key, e.name, err)
 		}
-		b.wrote(t, e.name, raw)
+		b.wrote(t, e.name, rec)
 		return
 	}
 	m := st.model
-	if remove {
-		if old == nil {
-			return
-		}
-		final := old
-		if ev.Final != nil {
-			if fe, err := decodeEntry(ev.Final); err == nil && fe.kind == kindPut && fe.table == e.table && fe.name == e.name {
-				if r, err := claim(m, m.KeysFingerprint(), rawRecord(fe, rev)); err == nil {
-					final = r
-				}
-			}
-		}
-		b.remove(t, old, final)
-		b.changes[len(b.changes)-1].c.Rev = rev
-		return
-	}
-	rec, err := claim(m, m.KeysFingerprint(), rawRecord(e, rev))
-	if err != nil {
-		s.log.Error("skipping an object from etcd that does not decode", "model", m.GVK().String(), "name", e.name, "revision", rev, "err", err)
+	if rec, err = claim(m, m.KeysFingerprint(), rec); err != nil {
+		s.log.Error("skipping an object from etcd that does not decode", "model", m.GVK().String(), "name", e.name, "revision", ev.Rev, "err", err)
 		return
 	}
 	record.Own(rec)
 	b.put(t, old, rec, nil)
+	b.changes[len(b.changes)-1].c.Rev = ev.Rev
+}
+
+// applyRemove removes name from t at revision rev. final, if the removal
+// carried it (etcd's gone key), is the object as watchers receive it;
+// otherwise the last stored version stands in.
+func (s *Store) applyRemove(b *batch, t *table, name string, final []byte, rev int64) {
+	old, _ := b.current(t, name)
+	if old == nil {
+		return
+	}
+	st := b.state(t)
+	if st.phase != phaseReady {
+		b.txns[t].Delete(index.Objects, old)
+		b.wrote(t, name, nil)
+		return
+	}
+	gone := old
+	if fe, err := decodeEntry(final); final != nil && err == nil && fe.kind == kindPut && fe.table == t.key && fe.name == name {
+		if r, err := claim(st.model, st.model.KeysFingerprint(), rawRecord(fe, rev)); err == nil {
+			gone = r
+		}
+	}
+	b.remove(t, old, gone)
 	b.changes[len(b.changes)-1].c.Rev = rev
 }
 
@@ -287,7 +294,7 @@ func rawRecord(e logEntry, rev int64) *Record {
 	r := &Record{Name: e.name, Version: e.version, Data: slices.Clone(e.data), Rev: rev}
 	if len(e.keys) >= 8 {
 		r.Blob = slices.Clone(e.keys)
-		r.FP = leUint64(e.keys)
+		r.FP = binary.LittleEndian.Uint64(e.keys)
 	}
 	return r
 }
@@ -338,17 +345,13 @@ func (s *Store) resync(ctx context.Context) error {
 				}
 			}
 			for _, name := range gone {
-				prev, _ := b.current(t, name)
-				if prev == nil {
-					continue
-				}
-				s.applyEvent(b, rev, etcd.Event{Rev: rev, Prev: frame0(t.key, prev)})
+				s.applyRemove(b, t, name, nil, rev)
 			}
 			for name, it := range byName {
 				if cur, _ := b.current(t, name); cur != nil && cur.Rev == it.rev {
 					continue
 				}
-				s.applyEvent(b, it.rev, etcd.Event{Rev: it.rev, Value: it.payload})
+				s.applyEvent(b, etcd.Event{Rev: it.rev, Value: it.payload})
 			}
 		}
 		return nil
@@ -360,12 +363,6 @@ func (s *Store) resync(ctx context.Context) error {
 	s.revSig.broadcast()
 	s.log.Info("replica reloaded from etcd", "revision", rev)
 	return nil
-}
-
-// frame0 frames a record of table key without its keys (enough for a
-// removal, which reads only the table and name).
-func frame0(table string, r *Record) []byte {
-	return encodePut(table, &Record{Name: r.Name, Version: r.Version, Data: r.Data})
 }
 
 // claimInfo names a unique value for an error.
@@ -489,12 +486,6 @@ func (s *Store) setWriteErr(err error) {
 		return
 	}
 	s.writeErr.Store(&err)
-}
-
-// leUint64 reads a little-endian uint64.
-func leUint64(b []byte) uint64 {
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // deleteCollectionShared marks each of olds deleted, one transaction each

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/svcrun/svc/runtime/api/problem"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/query/selector"
 	"github.com/svcrun/svc/runtime/store"
@@ -201,13 +204,12 @@ func TestSharedWatchSeesOtherReplicasInOrder(t *testing.T) {
 	defer w.Close()
 	const n = 50
 	var wg sync.WaitGroup
-	for _, r := range []*store.Store{rs[0], rs[2]} {
+	for w, r := range []*store.Store{rs[0], rs[2]} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; i < n; i++ {
-				name := fmt.Sprintf("w%p-%d", r, i)
-				if _, err := r.Create(ctx, m, storetest.NewPerson(fmtName(name), Spec{Name: "x"})); err != nil {
+				if _, err := r.Create(ctx, m, storetest.NewPerson(fmt.Sprintf("w%d-%d", w, i), Spec{Name: "x"})); err != nil {
 					t.Error(err)
 					return
 				}
@@ -239,17 +241,6 @@ func TestSharedWatchSeesOtherReplicasInOrder(t *testing.T) {
 			t.Fatalf("saw %d of %d creates", len(seen), 2*n)
 		}
 	}
-}
-
-func fmtName(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' {
-			out = append(out, c)
-		}
-	}
-	return string(out)
 }
 
 // A replica whose revision etcd has compacted away loads again and ends
@@ -488,5 +479,26 @@ func TestSharedMemberDownAndQuorumLoss(t *testing.T) {
 		if _, err := b.Get(ctx, m, name); err != nil {
 			t.Fatalf("acknowledged %s: %v", name, err)
 		}
+	}
+}
+
+// An object larger than the etcd backend takes is refused with a
+// *TooLargeError naming the limit (HTTP 413), and nothing is written.
+func TestSharedObjectTooLarge(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	m := storetest.PersonModel()
+	s := storetest.Open(t, store.Options{Etcd: &store.EtcdOptions{Endpoints: c.Endpoints(), Prefix: "/big/", MaxValueBytes: 4096}}, m)
+	p := storetest.NewPerson("big", Spec{Name: "x"})
+	p.Metadata.Annotations = map[string]string{"pad": strings.Repeat("x", 5000)}
+	_, err := s.Create(ctx, m, p)
+	var te *store.TooLargeError
+	if !errors.As(err, &te) || te.Max != 4096 {
+		t.Fatalf("create of a 5 KB object under a 4 KB limit: %v, want *TooLargeError", err)
+	}
+	if got := problem.From(err); got.Status != http.StatusRequestEntityTooLarge || !strings.Contains(got.Detail, "etcd-max-object-bytes") {
+		t.Fatalf("problem %d %q, want 413 naming the limit", got.Status, got.Detail)
+	}
+	if _, err := s.Get(ctx, m, "big"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after a refused create: %v, want not found", err)
 	}
 }

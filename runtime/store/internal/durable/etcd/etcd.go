@@ -19,7 +19,7 @@
 //	                    in the removal's transaction so every replica's
 //	                    watch event carries the same final state
 //	lock/...            leader elections (controllers)
-//	admin               first-admin marker (written once)
+//	claimsync/<table>   a migrated table whose unique claims are still to write
 package etcd
 
 import (
@@ -483,29 +483,6 @@ var errHeldClaims = errors.New("etcd: a claimed value is already held by the obj
 // object already held failed.
 func IsHeldClaims(err error) bool { return errors.Is(err, errHeldClaims) }
 
-// Get reads one key's value and mod revision through a quorum (nil if
-// absent).
-func (b *Backend) Get(ctx context.Context, key string) ([]byte, int64, error) {
-	resp, err := b.cli.Get(ctx, key)
-	if err != nil {
-		return nil, 0, unavailable(err)
-	}
-	if len(resp.Kvs) == 0 {
-		return nil, resp.Header.Revision, nil
-	}
-	return resp.Kvs[0].Value, resp.Kvs[0].ModRevision, nil
-}
-
-// PutIfAbsent writes key once; it reports whether this call wrote it.
-func (b *Backend) PutIfAbsent(ctx context.Context, key, value string) (bool, error) {
-	resp, err := b.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, value)).Commit()
-	if err != nil {
-		return false, unavailable(err)
-	}
-	return resp.Succeeded, nil
-}
-
 // Empty reports whether no object is stored under the prefix.
 func (b *Backend) Empty(ctx context.Context) (bool, error) {
 	resp, err := b.cli.Get(ctx, b.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
@@ -763,7 +740,7 @@ func (b *Backend) group() {
 			first.done <- result{err: &UnavailableError{Err: errors.New("closed")}}
 			return
 		}
-		group := []*queued{first}
+		var group []*queued
 		seen := map[string]bool{}
 		ops, size := 0, 0
 		add := func(q *queued) {
@@ -774,7 +751,6 @@ func (b *Backend) group() {
 			size += len(q.w.Value) + len(q.w.Final)
 			group = append(group, q)
 		}
-		group = group[:0]
 		add(first)
 	fill:
 		for ops < maxGroupOps && size < maxGroupSize {
