@@ -229,20 +229,16 @@ func (s *Store) applyFeed(rev int64, evs []etcd.Event) error {
 // model, or by name to a raw table (a model not registered yet, or
 // reserved: Register waits for the feed, see feedMu).
 func (s *Store) applyEvent(b *batch, ev etcd.Event) {
-	payload := ev.Value
-	if payload == nil {
-		payload = ev.Prev // a removal: its last value names it
+	if ev.Value == nil {
+		s.applyRemove(b, s.tableFor(ev.Table), ev.Name, ev.Final, ev.Rev)
+		return
 	}
-	e, err := decodeEntry(payload)
+	e, err := decodeEntry(ev.Value)
 	if err != nil || e.kind != kindPut {
 		s.log.Error("skipping an etcd value that is not a stored object", "revision", ev.Rev, "err", err)
 		return
 	}
 	t := s.tableFor(e.table)
-	if ev.Value == nil {
-		s.applyRemove(b, t, e.name, ev.Final, ev.Rev)
-		return
-	}
 	rec := rawRecord(e, ev.Rev)
 	old, _ := b.current(t, e.name)
 	st := b.state(t)

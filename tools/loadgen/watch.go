@@ -124,36 +124,18 @@ func runWatch(ctx context.Context, c *client, cfg *config, stderr io.Writer) (*r
 		return nil, ctx.Err()
 	}
 
-	// Write at a steady rate. Every tick sends one create without waiting
-	// for the previous ones, so a slow write does not lower the rate; a
-	// tick is skipped only when too many writes are in flight.
+	// Write at a steady rate (pace), each create without waiting for the
+	// previous ones, so a slow write does not lower the rate; a write is
+	// skipped only when too many are in flight.
 	var writes, writesOK, writeErrs, skipped atomic.Int64
 	var wmu sync.Mutex
 	var writeHist Histogram
 	// Up to one second's worth of writes (at least --concurrency) may be
 	// in flight at once.
 	inflight := make(chan struct{}, max(cfg.Concurrency, int(cfg.WatchRate)))
-	interval := time.Duration(float64(time.Second) / cfg.WatchRate)
 	dctx, cancelWrites := context.WithTimeout(ctx, cfg.Duration)
 	defer cancelWrites()
-	tick := time.NewTicker(interval)
-	writeStart := time.Now()
-	var seq int
-loop:
-	for {
-		select {
-		case <-dctx.Done():
-			break loop
-		case <-tick.C:
-		}
-		select {
-		case inflight <- struct{}{}:
-		default:
-			skipped.Add(1)
-			continue
-		}
-		seq++
-		n := seq
+	sendWrite := func(n int) {
 		wg.Go(func() {
 			defer func() { <-inflight }()
 			name := fmt.Sprintf("%s-w-%s-%d", cfg.Prefix, c.runID, n)
@@ -175,7 +157,16 @@ loop:
 			wmu.Unlock()
 		})
 	}
-	tick.Stop()
+	writeStart := time.Now()
+	skipped.Store(pace(dctx, cfg.WatchRate, func(n int) bool {
+		select {
+		case inflight <- struct{}{}:
+			sendWrite(n)
+			return true
+		default:
+			return false
+		}
+	}))
 	sendWindow := time.Since(writeStart) // the rate is of writes sent in it
 	wg.Wait()
 	st.Writes, st.WritesOK, st.WriteErrors, st.SkippedTicks = writes.Load(), writesOK.Load(), writeErrs.Load(), skipped.Load()
@@ -341,4 +332,37 @@ func sentTime(data, marker []byte) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return time.Unix(0, ns), true
+}
+
+// pace calls send(1), send(2), … at rate per second until ctx ends. A
+// ticker drops the ticks its reader misses (a busy machine delays the
+// loop), so each tick sends what the elapsed time says is due: the rate
+// offered is the rate asked for. send returns false when it cannot take
+// a write now; what was due then is skipped, and pace returns how many.
+func pace(ctx context.Context, rate float64, send func(n int) bool) (skipped int64) {
+	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	defer tick.Stop()
+	return paceWith(ctx, rate, tick.C, time.Now, send)
+}
+
+// paceWith is pace on a given tick channel and clock (tests).
+func paceWith(ctx context.Context, rate float64, tick <-chan time.Time, now func() time.Time, send func(n int) bool) (skipped int64) {
+	start := now()
+	seq := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return skipped
+		case <-tick:
+		}
+		due := int(now().Sub(start).Seconds() * rate)
+		for seq < due && ctx.Err() == nil {
+			if !send(seq + 1) {
+				skipped += int64(due - seq)
+				seq = due
+				break
+			}
+			seq++
+		}
+	}
 }

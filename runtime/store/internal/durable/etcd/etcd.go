@@ -227,8 +227,10 @@ type Event struct {
 	Rev int64
 	// Value is the object as written; nil for a removal.
 	Value []byte
-	// Prev is the object before a removal (its last value).
-	Prev []byte
+	// Table and Name say which object a removal removed (from its key:
+	// the watch asks for no previous values, which would cost etcd a
+	// read per event and per watcher).
+	Table, Name string
 	// Final is the removal's final state, from the table's gone key put in
 	// the same transaction; nil if the key was removed by other means.
 	Final []byte
@@ -252,7 +254,7 @@ func (b *Backend) Watch(ctx context.Context, from int64, fn func(rev int64, evs 
 	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	ch := b.cli.Watch(ctx, b.prefix, clientv3.WithPrefix(), clientv3.WithRev(from+1),
-		clientv3.WithPrevKV(), clientv3.WithProgressNotify())
+		clientv3.WithProgressNotify())
 	objects, gone := b.prefix+"o/", b.prefix+"g/"
 	next := from + 1
 	for resp := range ch {
@@ -285,10 +287,10 @@ func (b *Backend) Watch(ctx context.Context, from int64, fn func(rev int64, evs 
 				if ev.Type == mvccpb.PUT {
 					e.Value = ev.Kv.Value
 				} else {
-					if ev.PrevKv != nil {
-						e.Prev = ev.PrevKv.Value
-					}
-					e.Final = finals[tableOf(key[len(objects):])]
+					suffix := key[len(objects):]
+					e.Table = tableOf(suffix)
+					e.Name = suffix[len(e.Table)+1:]
+					e.Final = finals[e.Table]
 				}
 				evs = append(evs, e)
 			}
