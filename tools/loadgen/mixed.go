@@ -154,7 +154,7 @@ func runMixed(ctx context.Context, c *client, cfg *config, stderr io.Writer) ([]
 	defer stopWatchers()
 	var watchers []*watcher
 	for range cfg.Watchers {
-		w, err := c.openWatch(wctx, marker, &lat)
+		w, err := c.openWatch(wctx, marker, &lat, false)
 		if err != nil {
 			return nil, nil, fmt.Errorf("open watcher: %w", err)
 		}

@@ -101,6 +101,10 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 		if w.Watch.Connected != cfg.Watchers || w.Watch.Delivered != w.Watch.Expected || w.Watch.Expected == 0 {
 			t.Errorf("watch: %d of %d connected, %d of %d events delivered", w.Watch.Connected, cfg.Watchers, w.Watch.Delivered, w.Watch.Expected)
 		}
+		// The first watcher times every acknowledged write's event.
+		if int64(w.Watch.AckLagSamples) != w.Watch.WritesOK {
+			t.Errorf("watch: ack→event lag of %d writes, want all %d", w.Watch.AckLagSamples, w.Watch.WritesOK)
+		}
 	}
 }
 

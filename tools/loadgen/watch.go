@@ -48,6 +48,12 @@ type watchStats struct {
 	DeliveryMaxMs   float64 `json:"deliveryMaxMs"`
 	DeliveryMeanMs  float64 `json:"deliveryMeanMs"`
 	DeliverySamples uint64  `json:"deliverySamples"`
+	// AckLag*: on the first watcher, from the write's 201 reaching the
+	// writer to the event's arrival (0 when the event came first): the
+	// replication lag proper, without the write's own commit time.
+	AckLagP50Ms   float64 `json:"ackLagP50Ms"`
+	AckLagP99Ms   float64 `json:"ackLagP99Ms"`
+	AckLagSamples uint64  `json:"ackLagSamples"`
 }
 
 // watcher is one open watch stream.
@@ -57,6 +63,9 @@ type watcher struct {
 	ended    atomic.Bool // the stream ended before the scenario closed it
 	err      error       // why it ended; read after done is closed
 	done     chan struct{}
+	// arrivals, kept by the first watcher only: when each write's event
+	// arrived, by the write's send time (ack→event lag).
+	arrivals map[int64]time.Time
 }
 
 // delivery is the latency histogram all watchers record into.
@@ -87,7 +96,7 @@ func runWatch(ctx context.Context, c *client, cfg *config, stderr io.Writer) (*r
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			w, err := c.openWatch(wctx, marker, &lat)
+			w, err := c.openWatch(wctx, marker, &lat, i == 0)
 			if err != nil {
 				connectErrs.Add(1)
 				firstErr.CompareAndSwap(nil, err.Error())
@@ -130,6 +139,7 @@ func runWatch(ctx context.Context, c *client, cfg *config, stderr io.Writer) (*r
 	var writes, writesOK, writeErrs, skipped atomic.Int64
 	var wmu sync.Mutex
 	var writeHist Histogram
+	acks := map[int64]time.Time{} // by send time; under wmu
 	// Up to one second's worth of writes (at least --concurrency) may be
 	// in flight at once.
 	inflight := make(chan struct{}, max(cfg.Concurrency, int(cfg.WatchRate)))
@@ -145,15 +155,19 @@ func runWatch(ctx context.Context, c *client, cfg *config, stderr io.Writer) (*r
 			rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 			status, err := c.do(rctx, http.MethodPost, c.coll, body, nil)
 			cancel()
-			took := time.Since(sent)
+			acked := time.Now()
 			writes.Add(1)
-			if err == nil && status == http.StatusCreated {
+			ok := err == nil && status == http.StatusCreated
+			if ok {
 				writesOK.Add(1)
 			} else {
 				writeErrs.Add(1)
 			}
 			wmu.Lock()
-			writeHist.Record(took)
+			writeHist.Record(acked.Sub(sent))
+			if ok {
+				acks[sent.UnixNano()] = acked
+			}
 			wmu.Unlock()
 		})
 	}
@@ -219,7 +233,18 @@ func runWatch(ctx context.Context, c *client, cfg *config, stderr io.Writer) (*r
 
 	lat.mu.Lock()
 	h := lat.hist
+	var ackLag Histogram
+	if first := watchers[0]; first.arrivals != nil {
+		wmu.Lock()
+		for sent, acked := range acks {
+			if arrived, ok := first.arrivals[sent]; ok {
+				ackLag.Record(max(arrived.Sub(acked), 0))
+			}
+		}
+		wmu.Unlock()
+	}
 	lat.mu.Unlock()
+	st.AckLagP50Ms, st.AckLagP99Ms, st.AckLagSamples = ms(ackLag.Quantile(0.5)), ms(ackLag.Quantile(0.99)), ackLag.Count()
 	st.DeliveryP50Ms, st.DeliveryP99Ms = ms(h.Quantile(0.5)), ms(h.Quantile(0.99))
 	st.DeliveryMaxMs, st.DeliveryMeanMs, st.DeliverySamples = ms(h.Max()), ms(h.Mean()), h.Count()
 
@@ -238,9 +263,9 @@ func runWatch(ctx context.Context, c *client, cfg *config, stderr io.Writer) (*r
 	if st.Expected > 0 {
 		pct = 100 * float64(st.Delivered) / float64(st.Expected)
 	}
-	r.Notes = fmt.Sprintf("latency=write sent→event received; watchers=%d/%d events=%d/%d (%.2f%%) per-watcher min/mean/max=%d/%.1f/%d of %d, complete=%d write p50/p99=%.3f/%.3fms",
+	r.Notes = fmt.Sprintf("latency=write sent→event received; watchers=%d/%d events=%d/%d (%.2f%%) per-watcher min/mean/max=%d/%.1f/%d of %d, complete=%d write p50/p99=%.3f/%.3fms ack→event p50/p99=%.3f/%.3fms",
 		st.Connected, st.Watchers, st.Delivered, st.Expected, pct,
-		st.PerWatcherMin, st.PerWatcherMean, st.PerWatcherMax, st.WritesOK, st.Complete, st.WriteP50Ms, st.WriteP99Ms)
+		st.PerWatcherMin, st.PerWatcherMean, st.PerWatcherMax, st.WritesOK, st.Complete, st.WriteP50Ms, st.WriteP99Ms, st.AckLagP50Ms, st.AckLagP99Ms)
 	if st.SkippedTicks > 0 {
 		r.Notes += fmt.Sprintf(" skipped-ticks=%d", st.SkippedTicks)
 	}
@@ -255,7 +280,7 @@ func (c *client) watchURL() string {
 
 // openWatch opens one watch stream and starts reading it. Events of this
 // run's writes are counted and timed into lat; other events are ignored.
-func (c *client) openWatch(ctx context.Context, marker []byte, lat *delivery) (*watcher, error) {
+func (c *client) openWatch(ctx context.Context, marker []byte, lat *delivery, keepArrivals bool) (*watcher, error) {
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	conn, resp, err := websocket.Dial(dctx, c.watchURL(), &websocket.DialOptions{HTTPClient: c.ws, HTTPHeader: c.authHeader()})
@@ -267,6 +292,9 @@ func (c *client) openWatch(ctx context.Context, marker []byte, lat *delivery) (*
 	}
 	conn.SetReadLimit(4 << 20)
 	w := &watcher{conn: conn, done: make(chan struct{})}
+	if keepArrivals {
+		w.arrivals = map[int64]time.Time{}
+	}
 	go w.read(ctx, marker, lat)
 	return w, nil
 }
@@ -297,6 +325,9 @@ func (w *watcher) read(ctx context.Context, marker []byte, lat *delivery) {
 		}
 		w.received.Add(1)
 		lat.mu.Lock()
+		if w.arrivals != nil {
+			w.arrivals[sent.UnixNano()] = arrived
+		}
 		lat.hist.Record(arrived.Sub(sent))
 		lat.mu.Unlock()
 	}
