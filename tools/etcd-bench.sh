@@ -30,5 +30,7 @@ for r in 1 2 3; do
 done
 echo "== replication lag: writes on A at 500/s, 100 watchers on B (2 runs)"
 for r in 1 2; do $LG -url http://127.0.0.1:18091 -watch-url http://127.0.0.1:18092 $AUTH -objects 20000 -skip-preload -scenarios watch -watch-rate 500 -watchers 100 -duration 10s 2>&1 | grep -E "^watch"; done
+echo "== the same with one watcher on B (replication without the fan-out to 100 streams)"
+for r in 1 2; do $LG -url http://127.0.0.1:18091 -watch-url http://127.0.0.1:18092 $AUTH -objects 20000 -skip-preload -scenarios watch -watch-rate 500 -watchers 1 -duration 10s 2>&1 | grep -E "^watch"; done
 echo "== same on one embedded server (D) for comparison"
 $LG -url http://127.0.0.1:18095 $AUTH -objects 20000 -skip-preload -scenarios watch -watch-rate 500 -watchers 100 -duration 10s 2>&1 | grep -E "^watch"
