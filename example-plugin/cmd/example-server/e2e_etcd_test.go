@@ -297,3 +297,68 @@ func TestAdminResetOnEtcd(t *testing.T) {
 	}
 	a.eventually(req{method: "GET", path: persons, user: "admin", pw: "recovered-password-1"}, 200)
 }
+
+// Quorum lost: writes answer 503 with Retry-After, reads go on from
+// memory and /readyz says the replica is degraded (200: it still serves
+// reads); quorum back: writes go on without a restart.
+func TestQuorumLossOverHTTP(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	a := runEtcd(t, c.Endpoints(), "/quorum/", "SVC_ADMIN_PASSWORD="+adminPW)
+	if st, body, _ := a.raw("POST", persons, person("before", "B", "")); st != 201 {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	readyz := func() (int, map[string]any) {
+		st, body, _ := a.raw("GET", "/readyz", "")
+		var doc map[string]any
+		json.Unmarshal(body, &doc)
+		return st, doc
+	}
+	if st, doc := readyz(); st != 200 || doc["status"] == "degraded" {
+		t.Fatalf("readyz with quorum: %d %v", st, doc)
+	}
+	c.Stop(1)
+	c.Stop(2)
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; ; i++ {
+		hr, _ := http.NewRequest("POST", a.url+persons, strings.NewReader(person(fmt.Sprintf("lost-%d", i), "L", "")))
+		hr.SetBasicAuth("admin", adminPW)
+		hr.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode == 503 {
+			if res.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "title") {
+				t.Fatalf("write without quorum: 503 without Retry-After or problem body: %v %s", res.Header, body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("writes still answer %d %s 30s after quorum was lost", res.StatusCode, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st, body, _ := a.raw("GET", persons+"/before", ""); st != 200 {
+		t.Fatalf("read without quorum: %d %s", st, body)
+	}
+	if st, doc := readyz(); st != 200 || doc["status"] != "degraded" {
+		t.Fatalf("readyz without quorum: %d %v, want 200 degraded", st, doc)
+	}
+	c.Restart(1)
+	c.Restart(2)
+	c.WaitHealthy()
+	a.eventually(req{method: "POST", path: persons, body: person("after", "A", ""), user: "admin", pw: adminPW}, 201)
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		st, doc := readyz()
+		if st == 200 && doc["status"] != "degraded" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz after quorum came back: %d %v", st, doc)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
