@@ -119,8 +119,19 @@ func (r *Record) Get(key string) (string, bool) {
 }
 
 // New extracts the index keys of obj, which must already carry its final
-// metadata, and pairs them with its JSON.
+// metadata, and pairs them with a copy of its JSON, data.
+//
+// The record keeps its own copy, exactly data's length: data may be part
+// of a larger buffer (a request body, an encoder's), which the record
+// would otherwise keep alive, whole, for as long as the object is stored.
+// The copy costs a write well under a microsecond.
 func New(m *model.Model, obj object.Object, data []byte) *Record {
+	return Adopt(m, obj, slices.Clone(data))
+}
+
+// Adopt is New keeping data itself, for JSON allocated for this record
+// alone (a restored record's, already copied out of the log).
+func Adopt(m *model.Model, obj object.Object, data []byte) *Record {
 	md := &obj.GetEnvelope().Metadata
 	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: data, Pending: len(md.Finalizers) > 0, FP: m.KeysFingerprint(), Indexed: true}
 	if n := len(md.Labels); n > 0 {
