@@ -139,7 +139,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, cfg Confi
 // Otherwise it stays in the process: the runtime returns only what lies
 // above its heap goal, three times the live heap at GOGC=200, so a
 // restarted server's RSS was twice its live heap until writes filled the
-// gap. One collection, about a second of CPU per million objects.
+// gap. One collection: 0.2 s of CPU for 100k objects here (gctrace).
 func releaseAfterStart(ctx context.Context, s *Server, wait time.Duration) {
 	deadline := time.Now().Add(wait)
 	tick := time.NewTicker(200 * time.Millisecond)

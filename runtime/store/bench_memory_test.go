@@ -143,55 +143,62 @@ func churn(b *testing.B, s *store.Store, m *model.Model, n int) {
 func BenchmarkWrittenMemory_100k(b *testing.B) { benchWrittenMemory(b, 100_000) }
 
 // BenchmarkMemory measures the figures of docs/operations.md's sizing
-// table: n benchmark persons, padded to about size bytes of JSON, created
-// through the store (written) and then loaded by a restart (restart):
-// live heap per object, JSON included, and the process's resident memory
-// per object once the runtime has returned what is free (rss), for
-// 10k and 100k objects of about 0.5 and 4 KB.
+// table: n benchmark persons padded to about size bytes of JSON, either
+// created through the store (written) or loaded by a start from a
+// snapshot (restart): live heap per object, JSON included, and the
+// process's resident memory per object once the runtime has returned
+// what is free. Run one sub-benchmark per process: memory freed by an
+// earlier one stays fragmented and counts in the next one's RSS.
 func BenchmarkMemory(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		for _, size := range []int{500, 4000} {
-			b.Run(fmt.Sprintf("%dk_%dB", n/1000, size), func(b *testing.B) {
-				for b.Loop() {
-					b.StopTimer()
-					benchMemory(b, n, size)
-					b.StartTimer()
-				}
-			})
+	for _, phase := range []string{"written", "restart"} {
+		for _, n := range []int{10_000, 100_000} {
+			for _, size := range []int{500, 4000} {
+				b.Run(fmt.Sprintf("%s/%dk_%dB", phase, n/1000, size), func(b *testing.B) {
+					for b.Loop() {
+						b.StopTimer()
+						benchMemory(b, phase, n, size)
+						b.StartTimer()
+					}
+				})
+			}
 		}
 	}
 }
 
-func benchMemory(b *testing.B, n, size int) {
-	before, rssBefore := liveHeap(), rss(b)
+func benchMemory(b *testing.B, phase string, n, size int) {
 	m := storetest.PersonModel()
 	dir := b.TempDir()
-	s := openRegistered(b, dir, m)
 	var js atomic.Int64
-	parallel(n, 16, func(i int) {
-		p := benchPerson(i)
-		if pad := size - 600; pad > 0 {
-			p.Metadata.Annotations["example.com/padding"] = strings.Repeat("x", pad)
-		}
-		rec, err := s.Create(context.Background(), m, p)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		js.Add(int64(len(rec.Data)))
-	})
-	report := func(phase string) {
-		s.WaitSnapshotForTest()
-		b.ReportMetric(float64(liveHeap()-before)/float64(n), phase+"-liveB/obj")
-		b.ReportMetric(float64(rss(b)-rssBefore)/float64(n), phase+"-rssB/obj")
+	if phase == "restart" {
+		js.Store(writeSnapshotOf(b, dir, n, size))
 	}
+	before, rssBefore := liveHeap(), rss(b)
+	s := openRegistered(b, dir, m)
+	defer s.Close()
+	if phase == "written" {
+		parallel(n, 16, func(i int) {
+			p := benchPerson(i)
+			pad(p, size)
+			rec, err := s.Create(context.Background(), m, p)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			js.Add(int64(len(rec.Data)))
+		})
+	}
+	s.WaitSnapshotForTest()
 	b.ReportMetric(float64(js.Load())/float64(n), "jsonB/obj")
-	report("written")
-	s.Close()
-	s = nil
-	s = openRegistered(b, dir, m)
-	report("restart")
-	s.Close()
+	b.ReportMetric(float64(liveHeap()-before)/float64(n), "liveB/obj")
+	b.ReportMetric(float64(rss(b)-rssBefore)/float64(n), "rssB/obj")
+}
+
+// pad makes benchmark person p about size bytes of JSON with an
+// annotation (0: leaves it as it is).
+func pad(p *storetest.Person, size int) {
+	if n := size - 600; size > 0 && n > 0 {
+		p.Metadata.Annotations["example.com/padding"] = strings.Repeat("x", n)
+	}
 }
 
 // rss returns the process's resident memory after the runtime has

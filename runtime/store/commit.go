@@ -375,6 +375,7 @@ func (s *Store) publish(b *batch, rev int64) {
 			st.offerView(b.views[i])
 		}
 		st.durable.Store(b.seq)
+		st.dropStaleView()
 		st.published.broadcast()
 	}
 	for _, c := range b.changes {

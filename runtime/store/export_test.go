@@ -81,8 +81,9 @@ func WithGatherDelayForTest(opts Options, d time.Duration) Options {
 	return opts
 }
 
-// ViewHasTreeForTest reports whether m's newest view holds the tree of the
-// index named name.
+// ViewHasTreeForTest reports whether m's current view (what a reader that
+// asks for no tree in particular gets) holds the tree of the index named
+// name.
 func (s *Store) ViewHasTreeForTest(m *model.Model, name string) bool {
 	_, st, err := s.ready(m)
 	if err != nil {
@@ -90,7 +91,7 @@ func (s *Store) ViewHasTreeForTest(m *model.Model, name string) bool {
 	}
 	for ix, x := range m.AllIndexes() {
 		if x.Name == name {
-			v := st.view.Load()
+			v := st.current(0)
 			return v.Has&index.TreeBit(ix) != 0 && v.Tree(ix) != nil
 		}
 	}

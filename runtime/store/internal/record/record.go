@@ -53,8 +53,9 @@ type Record struct {
 	// Sig is LabelSig(Labels), copied into every index entry.
 	Sig uint32
 
-	// An update that keeps the object's labels leaves the index entries
-	// of the keys it did not change as they are, pointing at an older
+	// An update that keeps the labels of an object with many index
+	// entries (store's rewriteEntries) leaves the entries of the keys it
+	// did not change as they are, pointing at an older
 	// version of the object, so that it costs the keys that changed, not
 	// all of them (reindex). Base is that version (nil: this one); only
 	// the committer reads or writes it. On a base, Latest is its newest
