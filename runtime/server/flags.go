@@ -4,10 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store"
 )
@@ -26,6 +28,10 @@ type Flags struct {
 	// CPUProfile names a file to write a CPU profile to, from start to
 	// shutdown (diagnostics; empty for none).
 	CPUProfile string
+	// MemoryLimit is the Go runtime's soft memory limit in bytes
+	// (debug.SetMemoryLimit); 0 leaves the runtime's own, which is
+	// GOMEMLIMIT if set, else none (docs/operations.md, Memory).
+	MemoryLimit int64
 	// Connection timeouts and limits; zero takes the Default..., a
 	// negative value turns one off.
 	ReadHeaderTimeout time.Duration
@@ -52,6 +58,25 @@ type EtcdFlags struct {
 // Enabled reports whether the etcd backend is selected.
 func (e EtcdFlags) Enabled() bool { return len(e.Endpoints) > 0 }
 
+// minMemoryLimit is the smallest --memory-limit taken: below it the
+// server would do little but collect garbage.
+const minMemoryLimit = 32 << 20
+
+// parseMemoryLimit reads a size such as 512MiB, 2GB or 1.5GiB (bytes
+// without a unit); units are IEC (KiB, MiB, GiB) or SI (kB, MB, GB).
+func parseMemoryLimit(v string) (int64, error) {
+	n, err := humanize.ParseBytes(v)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("not a size such as 512MiB or 2GB: %q", v)
+	case n < minMemoryLimit:
+		return 0, fmt.Errorf("%s is below the smallest limit taken, 32MiB", v)
+	case n > math.MaxInt64:
+		return 0, fmt.Errorf("%s is too large", v)
+	}
+	return int64(n), nil
+}
+
 // ParseFlags reads args; the environment variable SVC_BRAND_DOMAIN is the
 // default of --brand-domain.
 func ParseFlags(args []string, stderr io.Writer) (Flags, error) {
@@ -68,6 +93,11 @@ func ParseFlags(args []string, stderr io.Writer) (Flags, error) {
 	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&f.Memory, "memory", false, "keep data in memory only (nothing is persisted)")
 	fs.StringVar(&f.CPUProfile, "cpu-profile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
+	fs.Func("memory-limit", "soft limit of the Go runtime's memory, e.g. 512MiB or 2GB: the heap is collected more often as it nears it (default: GOMEMLIMIT, else none)", func(v string) error {
+		n, err := parseMemoryLimit(v)
+		f.MemoryLimit = n
+		return err
+	})
 	fs.DurationVar(&f.ReadHeaderTimeout, "read-header-timeout", DefaultReadHeaderTimeout, "time allowed to read a request's headers (negative: none)")
 	fs.DurationVar(&f.ReadTimeout, "read-timeout", DefaultReadTimeout, "time allowed to read a whole request, headers and body (negative: none)")
 	fs.DurationVar(&f.WriteTimeout, "write-timeout", DefaultWriteTimeout, "time allowed to handle a request and write the answer, from the end of its headers; watches are exempt (negative: none)")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -100,6 +101,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, cfg Confi
 			}
 		}()
 	}
+	if f.MemoryLimit > 0 {
+		// Process-wide, as GOMEMLIMIT is; the flag wins over it.
+		debug.SetMemoryLimit(f.MemoryLimit)
+	}
+	if limit := debug.SetMemoryLimit(-1); limit != math.MaxInt64 {
+		log.Info("memory limit", "bytes", limit)
+	}
 	ln, err := net.Listen("tcp", f.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -116,9 +124,43 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, cfg Confi
 		return err
 	}
 	fmt.Fprintf(stdout, "svc listening on http://%s\n", ln.Addr())
+	go releaseAfterStart(ctx, srv, time.Minute)
 	select {
 	case <-ctx.Done():
 	case <-srv.failed(): // a part failed and stopped the others
 	}
 	return srv.Shutdown(defaultGrace)
+}
+
+// releaseAfterStart returns the memory the start used and no longer needs
+// (the restored log records, the index build's sorting scratch: about as
+// much again as the store's live heap) to the operating system, once every
+// model is built and every plugin started, or after wait at the latest.
+// Otherwise it stays in the process: the runtime returns only what lies
+// above its heap goal, three times the live heap at GOGC=200, so a
+// restarted server's RSS was twice its live heap until writes filled the
+// gap. One collection: 0.2 s of CPU for 100k objects here (gctrace).
+func releaseAfterStart(ctx context.Context, s *Server, wait time.Duration) {
+	deadline := time.Now().Add(wait)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for !s.started() && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+	debug.FreeOSMemory()
+}
+
+// started reports whether every model's indexes are built and every
+// plugin has started.
+func (s *Server) started() bool {
+	for _, m := range s.Registry.Models() {
+		if !s.Store.Ready(m) {
+			return false
+		}
+	}
+	return s.Plugins == nil || len(s.Plugins.NotReady()) == 0
 }

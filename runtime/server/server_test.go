@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +207,38 @@ func TestFlags(t *testing.T) {
 	}
 	if _, err := server.ParseFlags([]string{"--nope"}, io.Discard); err == nil {
 		t.Error("unknown flag accepted")
+	}
+}
+
+// --memory-limit takes IEC and SI sizes; a value that is not one, or is
+// too small to run in, is refused naming the flag.
+func TestMemoryLimitFlag(t *testing.T) {
+	for v, want := range map[string]int64{"512MiB": 512 << 20, "2GB": 2_000_000_000, "1.5GiB": 3 << 29, "100000000": 100_000_000, "64 mib": 64 << 20} {
+		f, err := server.ParseFlags([]string{"--memory-limit", v}, io.Discard)
+		if err != nil || f.MemoryLimit != want {
+			t.Errorf("--memory-limit %s = %d, %v; want %d", v, f.MemoryLimit, err, want)
+		}
+	}
+	if f, err := server.ParseFlags(nil, io.Discard); err != nil || f.MemoryLimit != 0 {
+		t.Errorf("no --memory-limit = %d, %v; want 0 (the runtime's own, GOMEMLIMIT)", f.MemoryLimit, err)
+	}
+	for _, v := range []string{"lots", "-1GiB", "10MiB", "0", ""} {
+		_, err := server.ParseFlags([]string{"--memory-limit", v}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "memory-limit") {
+			t.Errorf("--memory-limit %q: %v, want an error naming the flag", v, err)
+		}
+	}
+}
+
+// A server run with --memory-limit sets the runtime's limit and logs it.
+func TestMemoryLimitIsSet(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	_, _, stderr := runOnce(t, "--memory-limit", "3GiB")
+	if got := debug.SetMemoryLimit(-1); got != 3<<30 {
+		t.Errorf("the runtime's memory limit = %d, want %d", got, int64(3<<30))
+	}
+	if !strings.Contains(stderr, `"msg":"memory limit","bytes":3221225472`) {
+		t.Errorf("no log line of the memory limit in\n%s", stderr)
 	}
 }
 

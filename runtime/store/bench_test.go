@@ -232,13 +232,18 @@ func BenchmarkCreateDurable16Writers_100k(b *testing.B) { benchCreate(b, 16) }
 
 // writeSnapshot writes n benchmark persons as a snapshot, the way a data
 // directory looks at start-up, and returns the JSON bytes written.
-func writeSnapshot(b *testing.B, dir string, n int) int64 {
+func writeSnapshot(b *testing.B, dir string, n int) int64 { return writeSnapshotOf(b, dir, n, 0) }
+
+// writeSnapshotOf is writeSnapshot of persons padded to about size bytes
+// of JSON (0: as they are).
+func writeSnapshotOf(b *testing.B, dir string, n, size int) int64 {
 	m := storetest.PersonModel()
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var jsonBytes int64
 	err := snapshot.Write(dir+"/snapshots", 0, func(w *snapshot.Writer) error {
 		for i := range n {
 			p := benchPerson(i)
+			pad(p, size)
 			p.APIVersion, p.Kind = m.APIVersion(), m.Kind
 			p.Metadata.SetVersion(0)
 			ts := created.Add(time.Duration(i) * time.Millisecond)

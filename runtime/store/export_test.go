@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/svcrun/svc/runtime/model"
@@ -80,8 +81,9 @@ func WithGatherDelayForTest(opts Options, d time.Duration) Options {
 	return opts
 }
 
-// ViewHasTreeForTest reports whether m's newest view holds the tree of the
-// index named name.
+// ViewHasTreeForTest reports whether m's current view (what a reader that
+// asks for no tree in particular gets) holds the tree of the index named
+// name.
 func (s *Store) ViewHasTreeForTest(m *model.Model, name string) bool {
 	_, st, err := s.ready(m)
 	if err != nil {
@@ -89,7 +91,7 @@ func (s *Store) ViewHasTreeForTest(m *model.Model, name string) bool {
 	}
 	for ix, x := range m.AllIndexes() {
 		if x.Name == name {
-			v := st.view.Load()
+			v := st.current(0)
 			return v.Has&index.TreeBit(ix) != 0 && v.Tree(ix) != nil
 		}
 	}
@@ -123,5 +125,29 @@ func (s *Store) PauseFeedForTest(on bool) {
 	}
 	if h := s.feedHold.Swap(nil); h != nil {
 		close(*h)
+	}
+}
+
+// TreeShapesForTest returns the shapes of m's current trees (and of its
+// postings, last), as "ix: leaves items/slots".
+func (s *Store) TreeShapesForTest(m *model.Model) []string {
+	_, st, err := s.ready(m)
+	if err != nil {
+		panic(err)
+	}
+	var out []string
+	for ix, sh := range index.Shapes(st.current(^uint64(0))) {
+		if sh.Nodes > 0 {
+			out = append(out, fmt.Sprintf("%d: %d nodes %d leaves %d items / %d slots (%.0f%%)", ix, sh.Nodes, sh.Leaves, sh.Items, sh.Slots, 100*float64(sh.Items)/float64(sh.Slots)))
+		}
+	}
+	return out
+}
+
+// WaitSnapshotForTest waits for a snapshot being written in the
+// background, which holds the records of its point in time.
+func (s *Store) WaitSnapshotForTest() {
+	if s.backend != nil {
+		s.backend.Wait()
 	}
 }

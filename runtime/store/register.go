@@ -219,7 +219,7 @@ func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 	if err := json.Unmarshal(raw.Data, obj); err != nil {
 		return nil, fmt.Errorf("object %s does not decode: %w", raw.Name, err)
 	}
-	rec := record.New(m, obj, raw.Data)
+	rec := record.Adopt(m, obj, raw.Data)
 	rec.Rev = raw.Rev
 	return rec, nil
 }

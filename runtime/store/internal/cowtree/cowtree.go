@@ -46,6 +46,7 @@ type node[T any] struct {
 	owner *owner
 	count int    // items in this subtree
 	sum   uint32 // covers the summaries of the items below
+	last  int32  // 1 + where the last insert went in this node (0: none); see splitPoint
 	// A leaf holds items; an inner node holds kids and, between them, seps:
 	// every item of kids[i] < seps[i] <= every item of kids[i+1].
 	items []T
@@ -221,7 +222,7 @@ func (t *Tree[T]) mut(n *node[T]) *node[T] {
 	if n.owner == t.owner {
 		return n
 	}
-	c := &node[T]{owner: t.owner, count: n.count, sum: n.sum}
+	c := &node[T]{owner: t.owner, count: n.count, sum: n.sum, last: n.last}
 	if n.leaf() {
 		c.items = make([]T, len(n.items), maxItems+1)
 		copy(c.items, n.items)
@@ -282,6 +283,7 @@ func (t *Tree[T]) Set(item T) {
 // separators lo and hi (nil: unbounded). When n overflows it is split:
 // the new right half and the separator before it are returned.
 func (t *Tree[T]) insert(n *node[T], item T, lo, hi *T) (right *node[T], sep T, added bool) {
+	var at int // where the item (or the new kid) went in n
 	if n.leaf() {
 		i, found := t.lowerBound(n.items, item)
 		item = t.adopt(item, n.items, i, lo, hi)
@@ -300,6 +302,7 @@ func (t *Tree[T]) insert(n *node[T], item T, lo, hi *T) (right *node[T], sep T, 
 		n.items = insertAt(n.items, i, item)
 		n.count++
 		n.sum |= t.sumOf(item)
+		at = i
 	} else {
 		i := t.upperBound(n.seps, item)
 		kid := t.mut(n.kids[i])
@@ -323,19 +326,45 @@ func (t *Tree[T]) insert(n *node[T], item T, lo, hi *T) (right *node[T], sep T, 
 			n.kids = insertAt(n.kids, i+1, r)
 			n.seps = insertAt(n.seps, i, s)
 		}
+		at = i + 1
 	}
+	hot := int(n.last)-1 == at || int(n.last) == at // where the last insert went, or just after it
+	n.last = int32(at + 1)
 	if n.size() <= maxItems {
 		return nil, sep, true
 	}
-	right, sep = t.split(n)
+	right, sep = t.split(n, splitPoint(at, n.size(), hot))
 	return right, sep, true
 }
 
-// split moves the upper half of n into a new node.
-func (t *Tree[T]) split(n *node[T]) (*node[T], T) {
+// splitPoint returns where a node of size items or kids splits after an
+// insert at position at overflowed it; hot says the insert before went to
+// the same place (or just before it). Such inserts cluster: a new object's
+// entries go at the front of its key's run (ties order newest first), or
+// at the very front (the creation index), or at the end. Halving such a
+// node leaves the half the inserts have moved past half empty for good:
+// 51% of the leaf slots were used after 100k creates. There the split is
+// at the insert, so that the node the inserts leave is full and they go
+// on at the end of the left one. Elsewhere (inserts all over the node) it
+// halves, which suits scattered inserts best. Both nodes keep at least
+// minItems, except at the ends of the node, where a run of inserts on one
+// side is likely.
+func splitPoint(at, size int, hot bool) int {
+	switch {
+	case !hot:
+		return size / 2
+	case at == 0:
+		return 1
+	case at >= size-1:
+		return size - 1
+	}
+	return max(at-1, 1)
+}
+
+// split moves n's items (or kids) from h on into a new node.
+func (t *Tree[T]) split(n *node[T], h int) (*node[T], T) {
 	r := &node[T]{owner: t.owner}
 	if n.leaf() {
-		h := len(n.items) / 2
 		r.items = append(make([]T, 0, maxItems+1), n.items[h:]...)
 		clear(n.items[h:])
 		n.items = n.items[:h]
@@ -345,7 +374,6 @@ func (t *Tree[T]) split(n *node[T]) (*node[T], T) {
 		t.resum(r)
 		return r, r.items[0]
 	}
-	h := len(n.kids) / 2
 	sep := n.seps[h-1]
 	r.kids = append(make([]*node[T], 0, maxItems+1), n.kids[h:]...)
 	r.seps = append(make([]T, 0, maxItems), n.seps[h:]...)
@@ -657,4 +685,33 @@ func removeAt[E any](s []E, i int) []E {
 	copy(s[i:], s[i+1:])
 	s[len(s)-1] = zero
 	return s[:len(s)-1]
+}
+
+// Shape describes how a tree fills its nodes: what its memory goes to.
+type Shape struct {
+	Nodes, Leaves int // nodes in all, and leaves among them
+	Items         int // items in leaves
+	Slots         int // item slots allocated in leaves (their capacity)
+}
+
+// Shape walks the whole tree.
+func (t *Tree[T]) Shape() Shape {
+	var s Shape
+	var walk func(n *node[T])
+	walk = func(n *node[T]) {
+		s.Nodes++
+		if n.leaf() {
+			s.Leaves++
+			s.Items += len(n.items)
+			s.Slots += cap(n.items)
+			return
+		}
+		for _, k := range n.kids {
+			walk(k)
+		}
+	}
+	if t.root != nil {
+		walk(t.root)
+	}
+	return s
 }

@@ -590,3 +590,35 @@ func TestInsertsShareEqualNeighbours(t *testing.T) {
 		}
 	}
 }
+
+// TestFillAfterInserts checks how full inserts leave leaves, by pattern:
+// where a store's indexes insert (the front of a key's run, the front of
+// the tree, the end) the nodes the inserts have passed stay full, and
+// scattered inserts fill them as halving splits do (about 69%).
+func TestFillAfterInserts(t *testing.T) {
+	const n = 100_000
+	for _, tc := range []struct {
+		name string
+		key  func(i int) int
+		min  float64
+	}{
+		{"scattered", func(int) int { return rand.Int() }, 0.62},
+		{"front", func(i int) int { return -i }, 0.95},
+		{"end", func(i int) int { return i }, 0.95},
+		// 100 keys; each insert goes to the front of its key's run, as a
+		// new object's entries do (ties order newest first).
+		{"runs", func(i int) int { return rand.IntN(100)*1_000_000 + (n - i) }, 0.85},
+	} {
+		tr, m := New(byK, sumKV), model{}
+		for i := range n {
+			it := kv{tc.key(i), i}
+			tr.Set(it)
+			m.set(it)
+		}
+		check(t, tr, m)
+		s := tr.Shape()
+		if fill := float64(s.Items) / float64(s.Slots); fill < tc.min || s.Items != tr.Len() {
+			t.Errorf("%s: %d items in %d leaf slots (%.0f%% full), want at least %.0f%%", tc.name, s.Items, s.Slots, 100*fill, 100*tc.min)
+		}
+	}
+}

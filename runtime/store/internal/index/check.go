@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"unsafe"
+
+	"github.com/svcrun/svc/runtime/store/internal/cowtree"
 )
 
 // CheckPostings compares the label postings of v with the labels of its
@@ -60,4 +62,19 @@ func KeyCopies(v *View) map[string]int {
 	}
 	v.posts.Scan(func(p posting) bool { count(fmt.Sprint(IxLabels, ":", p.label), p.label); return true })
 	return copies
+}
+
+// Shapes returns the shape of each of v's trees, by index position (the
+// zero Shape where v has none), and of its postings last.
+func Shapes(v *View) []cowtree.Shape {
+	out := make([]cowtree.Shape, len(v.trees)+1)
+	for ix, t := range v.trees {
+		if t != nil {
+			out[ix] = t.Shape()
+		}
+	}
+	if v.posts != nil {
+		out[len(v.trees)] = v.posts.Shape()
+	}
+	return out
 }

@@ -1,0 +1,38 @@
+package record_test
+
+import (
+	"encoding/json"
+	"testing"
+	"unsafe"
+
+	"github.com/svcrun/svc/runtime/store/internal/record"
+	"github.com/svcrun/svc/runtime/store/storetest"
+)
+
+// A record's Data is its own, exactly as long as the JSON: JSON handed in
+// as part of a larger buffer (a request body, an encoder's) must not keep
+// that buffer alive for as long as the object is stored.
+func TestNewDoesNotRetainTheBuffer(t *testing.T) {
+	m := storetest.PersonModel()
+	p := storetest.NewPerson("ann", storetest.PersonSpec{Name: "Ann"})
+	js, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	for _, at := range []int{0, 4096, len(buf) - len(js)} {
+		data := buf[at : at+len(js)]
+		copy(data, js)
+		r := record.New(m, p, data)
+		if string(r.Data) != string(js) {
+			t.Fatalf("Data = %s, want %s", r.Data, js)
+		}
+		start, end := uintptr(unsafe.Pointer(unsafe.SliceData(buf))), uintptr(unsafe.Pointer(unsafe.SliceData(buf)))+uintptr(len(buf))
+		if d := uintptr(unsafe.Pointer(unsafe.SliceData(r.Data))); d >= start && d < end {
+			t.Errorf("JSON at offset %d of a 1 MiB buffer: the record's Data points into the buffer", at)
+		}
+		if cap(r.Data) > len(js)+len(js)/8 {
+			t.Errorf("cap(Data) = %d for %d bytes of JSON", cap(r.Data), len(js))
+		}
+	}
+}
