@@ -47,3 +47,51 @@ func BenchmarkDecodeValidateEncode(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDecode is the decode alone: the generic path's document,
+// schema validation and typed decode against the generated decoder.
+func BenchmarkDecode(b *testing.B) {
+	m := PersonModel()
+	data := []byte(benchBody)
+	b.Run("generic", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := codec.Decode(m, data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("generated", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := m.DecodeJSON(data); !ok {
+				b.Fatal("refused")
+			}
+		}
+	})
+}
+
+// BenchmarkEncode: encoding/json against the generated encoder.
+func BenchmarkEncode(b *testing.B) {
+	m := PersonModel()
+	obj, ok := m.DecodeJSON([]byte(benchBody))
+	if !ok {
+		b.Fatal("refused")
+	}
+	b.Run("generic", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(obj); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("generated", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := m.EncodeJSON(make([]byte, 0, 512), obj); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -193,6 +193,14 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(b))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// As a plain decoder (store.Decode): what it reads, encoding/json
+		// reads the same.
+		if got, ok := testModel.DecodeJSON(b); ok {
+			var want Person
+			if err := json.Unmarshal(b, &want); err != nil || !reflect.DeepEqual(got, &want) {
+				t.Fatalf("%q: DecodeJSON %+v, encoding/json %+v, %v", b, got, &want, err)
+			}
+		}
 		got, ok := fastDecode(b)
 		if !ok {
 			return

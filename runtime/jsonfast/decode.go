@@ -17,6 +17,8 @@ package jsonfast
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -323,4 +325,45 @@ func (d *Decoder) Strings() []string {
 		s = append(s, d.String())
 	}
 	return s
+}
+
+// Member returns the value of the top-level member name of data, a JSON
+// object, without decoding the others: nil when it is absent or null.
+func Member(data []byte, name string) ([]byte, error) {
+	d := NewDecoder(data)
+	defer d.Release()
+	if !d.BeginObject() {
+		return nil, errors.New("jsonfast: not a JSON object")
+	}
+	for d.More() {
+		k := d.Name()
+		if d.failed {
+			break
+		}
+		if string(k) != name {
+			if err := d.dec.SkipValue(); err != nil {
+				return nil, fmt.Errorf("jsonfast: %w", err)
+			}
+			continue
+		}
+		v, err := d.dec.ReadValue()
+		if err != nil {
+			return nil, fmt.Errorf("jsonfast: %w", err)
+		}
+		if v.Kind() == 'n' {
+			return nil, nil
+		}
+		return bytes.Clone(v), nil
+	}
+	if d.failed {
+		// An escaped name, say: read it the general way.
+		var v map[string]json.RawMessage
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("jsonfast: %w", err)
+		}
+		if raw := v[name]; len(raw) > 0 && string(raw) != "null" {
+			return raw, nil
+		}
+	}
+	return nil, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svcrun/svc/runtime/jsonfast"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store/internal/index"
@@ -33,6 +34,13 @@ func (s *Store) Get(ctx context.Context, m *model.Model, name string) (*Record, 
 
 // Decode returns a fresh object of m decoded from rec, safe to modify.
 func Decode(m *model.Model, rec *Record) (object.Object, error) {
+	// The generated decoder reads what the store wrote, and leaves what
+	// it is unsure of (escaped names, say) to encoding/json.
+	if m.DecodeJSON != nil {
+		if obj, ok := m.DecodeJSON(rec.Data); ok {
+			return obj, nil
+		}
+	}
 	obj := m.NewObject()
 	if err := json.Unmarshal(rec.Data, obj); err != nil {
 		return nil, fmt.Errorf("store: decode %s/%s: %w", m.Plural, rec.Name, err)
@@ -349,7 +357,8 @@ func statusWrite(m *model.Model, cur *Record, obj object.Object) (object.Object,
 
 // keepStatus gives obj the status of the stored object cur.
 func keepStatus(m *model.Model, cur *Record, obj object.Object) error {
-	status, err := object.StatusOf(cur.Data)
+	// The stored JSON is valid: find the member without decoding the rest.
+	status, err := jsonfast.Member(cur.Data, "status")
 	if err == nil {
 		err = object.SetStatus(obj, status)
 	}
