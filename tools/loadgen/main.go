@@ -19,6 +19,14 @@
 // schedule instead (an open loop), and latency runs from when a request
 // was due: the way to measure latency at a stated load.
 //
+// With --server-pid (a server on this machine) each scenario also reports
+// the server's CPU time per request (srv-cpu/req, from /proc/<pid>/stat);
+// with --cpu-profile FILE it fetches the server's CPU profile of each
+// scenario (GET /debug/pprof/profile, on a server started with --pprof,
+// as an administrator) into FILE.<scenario>:
+//
+//	loadgen --objects 100000 --skip-preload --scenarios create,update --server-pid 1234 --cpu-profile /tmp/cpu.pprof
+//
 // The mixed scenario is the soak (`make soak`): get, list, create, update,
 // delete and short watches drawn at random at --rate requests/s in all,
 // the store's size held by deleting what it creates, --watchers streams
