@@ -58,7 +58,7 @@ func encodePersonJSON(dst []byte, obj object.Object) ([]byte, error) {
 	encodePersonSpecFields(e, &o.Spec)
 	if o.Status != nil {
 		e.Raw(",\"status\":")
-		encodePersonStatusFields(e, &(*o.Status))
+		encodePersonStatusFields(e, o.Status)
 	}
 	e.Byte('}')
 	return e.B, e.Err

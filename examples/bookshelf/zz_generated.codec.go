@@ -58,7 +58,7 @@ func encodeBookJSON(dst []byte, obj object.Object) ([]byte, error) {
 	encodeBookSpecFields(e, &o.Spec)
 	if o.Status != nil {
 		e.Raw(",\"status\":")
-		encodeBookStatusFields(e, &(*o.Status))
+		encodeBookStatusFields(e, o.Status)
 	}
 	e.Byte('}')
 	return e.B, e.Err

@@ -59,7 +59,7 @@ func encodePostJSON(dst []byte, obj object.Object) ([]byte, error) {
 	encodePostSpecFields(e, &o.Spec)
 	if o.Status != nil {
 		e.Raw(",\"status\":")
-		encodePostStatusFields(e, &(*o.Status))
+		encodePostStatusFields(e, o.Status)
 	}
 	e.Byte('}')
 	return e.B, e.Err

@@ -108,7 +108,7 @@ func encodePluginJSON(dst []byte, obj object.Object) ([]byte, error) {
 	encodePluginSpecFields(e, &o.Spec)
 	if o.Status != nil {
 		e.Raw(",\"status\":")
-		encodePluginStatusFields(e, &(*o.Status))
+		encodePluginStatusFields(e, o.Status)
 	}
 	e.Byte('}')
 	return e.B, e.Err
@@ -310,7 +310,7 @@ func encodeUserJSON(dst []byte, obj object.Object) ([]byte, error) {
 	encodeUserSpecFields(e, &o.Spec)
 	if o.Status != nil {
 		e.Raw(",\"status\":")
-		encodeUserStatusFields(e, &(*o.Status))
+		encodeUserStatusFields(e, o.Status)
 	}
 	e.Byte('}')
 	return e.B, e.Err

@@ -446,6 +446,10 @@ func (c *codecEmitter) encodeMembers(st *gotypes.Struct, model bool) ([]jen.Code
 		if err != nil {
 			return nil, fmt.Errorf("%s.%s: %w", st.Name, f.Name, err)
 		}
+		if id, ok := vt.(*ast.Ident); ok && vt != t && c.types.Structs[id.Name] != nil {
+			// A struct behind a pointer: its encoder takes the pointer.
+			val = []jen.Code{jen.Id(encFunc(id.Name)).Call(jen.Id("e"), jen.Id("o").Dot(f.Name))}
+		}
 		name := string(jsonfast.AppendString(nil, f.JSON)) + ":"
 		var stmts []jen.Code
 		switch state {
