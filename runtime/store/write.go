@@ -336,11 +336,11 @@ func checkNoNewFinalizers(m *model.Model, cur *Record, next []string) error {
 // statusWrite returns the stored object cur with obj's status and
 // obj's metadata.version (the precondition): what a status write stores.
 func statusWrite(m *model.Model, cur *Record, obj object.Object) (object.Object, error) {
-	data, err := json.Marshal(obj)
+	data, err := marshal(m, obj)
 	if err != nil {
 		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, cur.Name, err)
 	}
-	status, err := object.StatusOf(data)
+	status, err := jsonfast.Member(data, "status")
 	if err != nil {
 		return nil, fmt.Errorf("store: status of %s/%s: %w", m.Plural, cur.Name, err)
 	}
