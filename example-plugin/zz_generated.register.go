@@ -47,6 +47,8 @@ func NewPerson(name string) *Person {
 // register one and hand the same one to clients.
 func PersonModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodePersonJSON,
+		EncodeJSON:   encodePersonJSON,
 		Group:        "people.example.com",
 		IndexVersion: "717549616d50f170",
 		Indexes: []model.Index{{

@@ -70,6 +70,7 @@ type Config struct {
 const (
 	FileTypes    = "zz_generated.types.go"    // the models' Go types (oapi-codegen)
 	FileValidate = "zz_generated.validate.go" // compiled validators
+	FileCodec    = "zz_generated.codec.go"    // JSON decoders and encoders without reflection
 	FileIndex    = "zz_generated.index.go"    // index names and typed index functions
 	FileRegister = "zz_generated.register.go" // embedded document and schemas, identity, model descriptions
 	FileClient   = "zz_generated.client.go"   // typed in-process clients
@@ -165,6 +166,11 @@ func Generate(cfg Config) (map[string][]byte, error) {
 	if out[FileValidate], err = validators.Generate(doc.Doc, base, validators.Options{Package: cfg.Package, Models: names}); err != nil {
 		return nil, fmt.Errorf("generator: validators: %w", err)
 	}
+	codecSrc, codecModels, err := validators.GenerateCodec(doc.Doc, validators.Options{Package: cfg.Package, Models: names})
+	if err != nil {
+		return nil, fmt.Errorf("generator: codecs: %w", err)
+	}
+	out[FileCodec] = codecSrc
 
 	models := make([]emit.Model, len(doc.Models))
 	runtimeModels := make([]*model.Model, len(doc.Models))
@@ -192,7 +198,7 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("generator: schema of %s: %w", m.Kind, err)
 		}
-		models[i] = emit.Model{Model: m, GoName: goName, Schema: js, Defaults: defaults}
+		models[i] = emit.Model{Model: m, GoName: goName, Schema: js, Defaults: defaults, Codec: slices.Contains(codecModels, m.Schema)}
 		runtimeModels[i] = runtimeModel(m, js)
 	}
 	opts := emit.Options{Package: cfg.Package, Document: FileOpenAPI}

@@ -87,7 +87,7 @@ func TestWriteRemovesStaleOutputs(t *testing.T) {
 			for _, e := range entries {
 				names = append(names, e.Name())
 			}
-			for _, want := range []string{generator.FileTypes, generator.FileValidate, generator.FileIndex, generator.FileRegister, generator.FileClient, generator.FileRoutes, generator.FilePlugin, "zz_generated.schema.person.json", generator.FileOpenAPI} {
+			for _, want := range []string{generator.FileTypes, generator.FileValidate, generator.FileCodec, generator.FileIndex, generator.FileRegister, generator.FileClient, generator.FileRoutes, generator.FilePlugin, "zz_generated.schema.person.json", generator.FileOpenAPI} {
 				if !slices.Contains(names, want) {
 					t.Errorf("Write did not write %s; the folder holds %v", want, names)
 				}

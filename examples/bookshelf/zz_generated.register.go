@@ -47,6 +47,8 @@ func NewBook(name string) *Book {
 // register one and hand the same one to clients.
 func BookModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeBookJSON,
+		EncodeJSON:   encodeBookJSON,
 		Group:        "library.example.com",
 		IndexVersion: "177152decb615471",
 		Indexes: []model.Index{{

@@ -47,6 +47,8 @@ func NewPost(name string) *Post {
 // register one and hand the same one to clients.
 func PostModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodePostJSON,
+		EncodeJSON:   encodePostJSON,
 		Group:        "content.svc.run",
 		IndexVersion: "c31463648abfcbd5",
 		Indexes: []model.Index{{

@@ -47,6 +47,8 @@ func NewPersonalAccessToken(name string) *PersonalAccessToken {
 // register one and hand the same one to clients.
 func PersonalAccessTokenModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodePersonalAccessTokenJSON,
+		EncodeJSON:   encodePersonalAccessTokenJSON,
 		Group:        "security.svc.run",
 		IndexVersion: "e36032e95276bad8",
 		Indexes: []model.Index{{
@@ -102,6 +104,8 @@ func NewPlugin(name string) *Plugin {
 // register one and hand the same one to clients.
 func PluginModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodePluginJSON,
+		EncodeJSON:   encodePluginJSON,
 		Group:        "",
 		IndexVersion: "700beb9aa1aa8598",
 		Indexes: []model.Index{{
@@ -156,6 +160,8 @@ func NewRole(name string) *Role {
 // register one and hand the same one to clients.
 func RoleModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeRoleJSON,
+		EncodeJSON:   encodeRoleJSON,
 		Group:        "",
 		IndexVersion: "269a3fc7fd12e4c7",
 		Kind:         RoleKind,
@@ -201,6 +207,8 @@ func NewRoleBinding(name string) *RoleBinding {
 // register one and hand the same one to clients.
 func RoleBindingModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeRoleBindingJSON,
+		EncodeJSON:   encodeRoleBindingJSON,
 		Group:        "",
 		IndexVersion: "04cb9e6a9c672fb1",
 		Indexes: []model.Index{{
@@ -251,6 +259,8 @@ func NewUser(name string) *User {
 // register one and hand the same one to clients.
 func UserModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeUserJSON,
+		EncodeJSON:   encodeUserJSON,
 		Group:        "",
 		IndexVersion: "2fdeda5793b9d70f",
 		Indexes: []model.Index{{

@@ -47,6 +47,8 @@ func NewAuthProvider(name string) *AuthProvider {
 // register one and hand the same one to clients.
 func AuthProviderModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeAuthProviderJSON,
+		EncodeJSON:   encodeAuthProviderJSON,
 		Group:        "auth.svc.run",
 		IndexVersion: "269a3fc7fd12e4c7",
 		Kind:         AuthProviderKind,
@@ -92,6 +94,8 @@ func NewConfigMap(name string) *ConfigMap {
 // register one and hand the same one to clients.
 func ConfigMapModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeConfigMapJSON,
+		EncodeJSON:   encodeConfigMapJSON,
 		Group:        "",
 		IndexVersion: "269a3fc7fd12e4c7",
 		Kind:         ConfigMapKind,
@@ -137,6 +141,8 @@ func NewExtensionDefinition(name string) *ExtensionDefinition {
 // register one and hand the same one to clients.
 func ExtensionDefinitionModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeExtensionDefinitionJSON,
+		EncodeJSON:   encodeExtensionDefinitionJSON,
 		Group:        "plugin.svc.run",
 		IndexVersion: "269a3fc7fd12e4c7",
 		Kind:         ExtensionDefinitionKind,
@@ -182,6 +188,8 @@ func NewExtensionPointDefinition(name string) *ExtensionPointDefinition {
 // register one and hand the same one to clients.
 func ExtensionPointDefinitionModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeExtensionPointDefinitionJSON,
+		EncodeJSON:   encodeExtensionPointDefinitionJSON,
 		Group:        "plugin.svc.run",
 		IndexVersion: "269a3fc7fd12e4c7",
 		Kind:         ExtensionPointDefinitionKind,
@@ -227,6 +235,8 @@ func NewGroup(name string) *Group {
 // register one and hand the same one to clients.
 func GroupModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeGroupJSON,
+		EncodeJSON:   encodeGroupJSON,
 		Group:        "storage.svc.run",
 		IndexVersion: "269a3fc7fd12e4c7",
 		Kind:         GroupKind,
@@ -272,6 +282,8 @@ func NewNotificationTemplate(name string) *NotificationTemplate {
 // register one and hand the same one to clients.
 func NotificationTemplateModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeNotificationTemplateJSON,
+		EncodeJSON:   encodeNotificationTemplateJSON,
 		Group:        "notification.svc.run",
 		IndexVersion: "269a3fc7fd12e4c7",
 		Kind:         NotificationTemplateKind,
@@ -317,6 +329,8 @@ func NewPolicyTemplate(name string) *PolicyTemplate {
 // register one and hand the same one to clients.
 func PolicyTemplateModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodePolicyTemplateJSON,
+		EncodeJSON:   encodePolicyTemplateJSON,
 		Group:        "storage.svc.run",
 		IndexVersion: "269a3fc7fd12e4c7",
 		Kind:         PolicyTemplateKind,
@@ -362,6 +376,8 @@ func NewReasonType(name string) *ReasonType {
 // register one and hand the same one to clients.
 func ReasonTypeModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeReasonTypeJSON,
+		EncodeJSON:   encodeReasonTypeJSON,
 		Group:        "notification.svc.run",
 		IndexVersion: "269a3fc7fd12e4c7",
 		Kind:         ReasonTypeKind,
@@ -407,6 +423,8 @@ func NewReverseProxy(name string) *ReverseProxy {
 // register one and hand the same one to clients.
 func ReverseProxyModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeReverseProxyJSON,
+		EncodeJSON:   encodeReverseProxyJSON,
 		Group:        "plugin.svc.run",
 		IndexVersion: "269a3fc7fd12e4c7",
 		Kind:         ReverseProxyKind,
@@ -452,6 +470,8 @@ func NewSetting(name string) *Setting {
 // register one and hand the same one to clients.
 func SettingModel() *model.Model {
 	return &model.Model{
+		DecodeJSON:   decodeSettingJSON,
+		EncodeJSON:   encodeSettingJSON,
 		Group:        "",
 		IndexVersion: "269a3fc7fd12e4c7",
 		Kind:         SettingKind,

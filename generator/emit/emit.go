@@ -49,6 +49,9 @@ type Model struct {
 	// Defaults are the schema's default values (see Defaults); nil for
 	// none.
 	Defaults *model.Defaults
+	// Codec: generator/validators emitted the model's JSON codec
+	// (decodeKJSON, encodeKJSON), for DecodeJSON and EncodeJSON.
+	Codec bool
 }
 
 // Options configure the emitters.
@@ -226,6 +229,10 @@ func registerModel(f *jen.File, m Model) {
 	}
 	if m.Defaults != nil {
 		modelDict[jen.Id("Defaults")] = defaultsCode(m.Defaults)
+	}
+	if m.Codec {
+		modelDict[jen.Id("DecodeJSON")] = jen.Id("decode" + k + "JSON")
+		modelDict[jen.Id("EncodeJSON")] = jen.Id("encode" + k + "JSON")
 	}
 	if len(indexes) > 0 {
 		modelDict[jen.Id("Indexes")] = jen.Index().Qual(pkgModel, "Index").Values(indexes...)

@@ -70,6 +70,8 @@ type Field struct {
 	JSON string
 	// Type is the Go type expression, e.g. "*int64" or "[]Part".
 	Type string
+	// OmitEmpty: the json tag has omitempty.
+	OmitEmpty bool
 }
 
 // Field returns the field whose JSON name is name.
@@ -383,7 +385,7 @@ func structFields(name string, st *ast.StructType) (*Struct, error) {
 		}
 		tag, _ := strconv.Unquote(fl.Tag.Value)
 		jsonTag := reflect.StructTag(tag).Get("json")
-		jsonName, _, _ := strings.Cut(jsonTag, ",")
+		jsonName, tagOpts, _ := strings.Cut(jsonTag, ",")
 		if jsonName == "" || jsonName == "-" {
 			return nil, fmt.Errorf("struct %s: field %s has no JSON name", name, fl.Names[0].Name)
 		}
@@ -396,7 +398,8 @@ func structFields(name string, st *ast.StructType) (*Struct, error) {
 		if err := format.Node(&tb, token.NewFileSet(), fl.Type); err != nil {
 			return nil, fmt.Errorf("struct %s: print field type: %w", name, err)
 		}
-		out.Fields = append(out.Fields, Field{Name: goName, JSON: jsonName, Type: tb.String()})
+		out.Fields = append(out.Fields, Field{Name: goName, JSON: jsonName, Type: tb.String(),
+			OmitEmpty: slices.Contains(strings.Split(tagOpts, ","), "omitempty")})
 	}
 	return out, nil
 }

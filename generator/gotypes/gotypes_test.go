@@ -125,7 +125,7 @@ func TestBuild(t *testing.T) {
 	}
 	for json, want := range map[string]Field{
 		"spec":   {Name: "Spec", JSON: "spec", Type: "GadgetSpec"},
-		"status": {Name: "Status", JSON: "status", Type: "*GadgetStatus"},
+		"status": {Name: "Status", JSON: "status", Type: "*GadgetStatus", OmitEmpty: true},
 	} {
 		if f, ok := gadget.Field(json); !ok || f != want {
 			t.Errorf("Gadget.%s = %+v, want %+v", json, f, want)

@@ -64,8 +64,12 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			codec, _, err := GenerateCodec(doc, Options{Package: fx.name, Models: models(doc)})
+			if err != nil {
+				t.Fatal(err)
+			}
 			dir := filepath.Join("internal", "fixtures", fx.name)
-			for file, want := range map[string][]byte{"zz_generated.types.go": types, "zz_generated.validate.go": validate, "openapi.yaml": schema} {
+			for file, want := range map[string][]byte{"zz_generated.types.go": types, "zz_generated.validate.go": validate, "zz_generated.codec.go": codec, "openapi.yaml": schema} {
 				path := filepath.Join(dir, file)
 				if *update {
 					if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -103,6 +103,21 @@ type Model struct {
 	// mistyped fields precisely. Nil leaves that to the typed decode.
 	ValidateJSON func(doc any, errs *object.FieldErrors)
 
+	// DecodeJSON, when set (generated), decodes a request body straight
+	// into a new object of New's type, holding it on the way to what
+	// ValidateJSON checks of types, nulls, required and unknown fields.
+	// It reports false for anything it does not read exactly as the
+	// generic decode (ValidateJSON, then encoding/json) would, every
+	// invalid body included: the caller then decodes the generic way,
+	// which names every violation. It fills in no defaults, so a create
+	// of a model with Defaults decodes the generic way.
+	DecodeJSON func(data []byte) (object.Object, bool)
+
+	// EncodeJSON, when set (generated), appends the JSON of an object of
+	// the model to dst: exactly what encoding/json's Marshal writes, with
+	// no reflection. The store encodes with it. Nil: encoding/json.
+	EncodeJSON func(dst []byte, obj object.Object) ([]byte, error)
+
 	// Defaults are the default values the schema declares. They fill in
 	// the absent properties of an object described whole for the first
 	// time, a create's body or an extension file, before it is validated,

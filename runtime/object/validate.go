@@ -32,7 +32,12 @@ func ValidateMetadata(m *Metadata, errs *FieldErrors) {
 		}
 	}
 	// Maps are walked in key order so that the violations, and so the
-	// error response, are the same on every run.
+	// error response, are the same on every run; valid ones, the common
+	// case on every write, are not sorted.
+	if validLabels(m.Labels, m.Annotations) {
+		m.validateFinalizers(errs)
+		return
+	}
 	for _, k := range slices.Sorted(maps.Keys(m.Labels)) {
 		if err := ValidateLabelKey(k); err != nil {
 			errs.Add("metadata.labels["+k+"]", "invalid key: %s", err)
@@ -46,9 +51,29 @@ func ValidateMetadata(m *Metadata, errs *FieldErrors) {
 			errs.Add("metadata.annotations["+k+"]", "invalid key: %s", err)
 		}
 	}
+	m.validateFinalizers(errs)
+}
+
+func (m *Metadata) validateFinalizers(errs *FieldErrors) {
 	for i, f := range m.Finalizers {
 		if err := ValidateFinalizer(f); err != nil {
 			errs.Add("metadata.finalizers["+strconv.Itoa(i)+"]", "%s", err)
 		}
 	}
+}
+
+// validLabels reports whether every label and annotation key, and every
+// label value, is valid.
+func validLabels(labels, annotations map[string]string) bool {
+	for k, v := range labels {
+		if ValidateLabelKey(k) != nil || ValidateLabelValue(v) != nil {
+			return false
+		}
+	}
+	for k := range annotations {
+		if ValidateLabelKey(k) != nil {
+			return false
+		}
+	}
+	return true
 }

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/svcrun/svc/runtime/jsonfast"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store/internal/index"
@@ -32,6 +34,13 @@ func (s *Store) Get(ctx context.Context, m *model.Model, name string) (*Record, 
 
 // Decode returns a fresh object of m decoded from rec, safe to modify.
 func Decode(m *model.Model, rec *Record) (object.Object, error) {
+	// The generated decoder reads what the store wrote, and leaves what
+	// it is unsure of (escaped names, say) to encoding/json.
+	if m.DecodeJSON != nil {
+		if obj, ok := m.DecodeJSON(rec.Data); ok {
+			return obj, nil
+		}
+	}
 	obj := m.NewObject()
 	if err := json.Unmarshal(rec.Data, obj); err != nil {
 		return nil, fmt.Errorf("store: decode %s/%s: %w", m.Plural, rec.Name, err)
@@ -195,7 +204,7 @@ func (s *Store) update(ctx context.Context, m *model.Model, obj object.Object, w
 			return nil, err
 		}
 	}
-	same, err := json.Marshal(obj)
+	same, err := marshal(m, obj)
 	if err != nil {
 		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, md.Name, err)
 	}
@@ -203,7 +212,7 @@ func (s *Store) update(ctx context.Context, m *model.Model, obj object.Object, w
 		return cur, nil
 	}
 	md.SetVersion(want + 1)
-	rec, err := s.encode(m, obj)
+	rec, err := s.encodeNext(m, obj, same, want)
 	if err != nil {
 		return nil, err
 	}
@@ -327,11 +336,11 @@ func checkNoNewFinalizers(m *model.Model, cur *Record, next []string) error {
 // statusWrite returns the stored object cur with obj's status and
 // obj's metadata.version (the precondition): what a status write stores.
 func statusWrite(m *model.Model, cur *Record, obj object.Object) (object.Object, error) {
-	data, err := json.Marshal(obj)
+	data, err := marshal(m, obj)
 	if err != nil {
 		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, cur.Name, err)
 	}
-	status, err := object.StatusOf(data)
+	status, err := jsonfast.Member(data, "status")
 	if err != nil {
 		return nil, fmt.Errorf("store: status of %s/%s: %w", m.Plural, cur.Name, err)
 	}
@@ -348,7 +357,8 @@ func statusWrite(m *model.Model, cur *Record, obj object.Object) (object.Object,
 
 // keepStatus gives obj the status of the stored object cur.
 func keepStatus(m *model.Model, cur *Record, obj object.Object) error {
-	status, err := object.StatusOf(cur.Data)
+	// The stored JSON is valid: find the member without decoding the rest.
+	status, err := jsonfast.Member(cur.Data, "status")
 	if err == nil {
 		err = object.SetStatus(obj, status)
 	}
@@ -586,11 +596,37 @@ func Validate(m *model.Model, obj object.Object) object.FieldErrors {
 
 // encode serialises obj (with its final metadata) into a new record.
 func (s *Store) encode(m *model.Model, obj object.Object) (*Record, error) {
-	data, err := json.Marshal(obj)
+	data, err := marshal(m, obj)
 	if err != nil {
 		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, obj.GetEnvelope().Metadata.Name, err)
 	}
 	return record.New(m, obj, data), nil
+}
+
+// encodeNext is encode for an update: same is obj's JSON with version
+// prev, obj now carries prev+1. The version is the one member that
+// changed, so the bytes are spliced rather than encoded again when
+// same holds it exactly once.
+func (s *Store) encodeNext(m *model.Model, obj object.Object, same []byte, prev int64) (*Record, error) {
+	old := strconv.AppendInt([]byte(`"version":`), prev, 10)
+	if i := bytes.Index(same, old); i >= 0 && !bytes.Contains(same[i+len(old):], old[:10]) && !bytes.Contains(same[:i], old[:10]) {
+		if j := i + len(old); j < len(same) && (same[j] == ',' || same[j] == '}') {
+			data := make([]byte, 0, len(same)+1)
+			data = append(data, same[:i+10]...)
+			data = strconv.AppendInt(data, prev+1, 10)
+			data = append(data, same[j:]...)
+			return record.New(m, obj, data), nil
+		}
+	}
+	return s.encode(m, obj)
+}
+
+// marshal is obj's JSON: m's generated encoder, or encoding/json.
+func marshal(m *model.Model, obj object.Object) ([]byte, error) {
+	if m.EncodeJSON != nil {
+		return m.EncodeJSON(make([]byte, 0, 512), obj)
+	}
+	return json.Marshal(obj)
 }
 
 const suffixAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"

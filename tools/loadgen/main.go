@@ -19,6 +19,14 @@
 // schedule instead (an open loop), and latency runs from when a request
 // was due: the way to measure latency at a stated load.
 //
+// With --server-pid (a server on this machine) each scenario also reports
+// the server's CPU time per request (srv-cpu/req, from /proc/<pid>/stat);
+// with --cpu-profile FILE it fetches the server's CPU profile of each
+// scenario (GET /debug/pprof/profile, on a server started with --pprof,
+// as an administrator) into FILE.<scenario>:
+//
+//	loadgen --objects 100000 --skip-preload --scenarios create,update --server-pid 1234 --cpu-profile /tmp/cpu.pprof
+//
 // The mixed scenario is the soak (`make soak`): get, list, create, update,
 // delete and short watches drawn at random at --rate requests/s in all,
 // the store's size held by deleting what it creates, --watchers streams
@@ -82,7 +90,10 @@ type config struct {
 	// during the mixed scenario; 0 and "" to leave them out.
 	ServerPID     int
 	ServerGCTrace string
-	Strict        bool // exit 1 when any scenario saw errors
+	// CPUProfile is the file prefix of the server CPU profiles fetched
+	// during each scenario ("": none).
+	CPUProfile string
+	Strict     bool // exit 1 when any scenario saw errors
 }
 
 // parseFlags reads and validates the command line.
@@ -101,7 +112,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	prefix := fs.String("prefix", "lg", "name prefix of the objects loadgen creates")
 	scenarios := fs.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run, in order: "+strings.Join(knownScenarios, ", ")+" (mixed: every operation at once, see --mix)")
 	mix := fs.String("mix", defaultMix, "weights of the mixed scenario's operations ("+strings.Join(mixOps, ", ")+"); creates and deletes of this run's persons balance, so the store stays at --objects (+ at most 100)")
-	serverPID := fs.Int("server-pid", 0, "process id of the server (same machine): the mixed scenario samples its VmRSS and open descriptors from /proc")
+	serverPID := fs.Int("server-pid", 0, "process id of the server (same machine): each scenario reports the server's CPU time per request (utime+stime from /proc), and the mixed scenario samples its VmRSS and open descriptors")
+	cpuProfile := fs.String("cpu-profile", "", "during each scenario, fetch a CPU profile of the server (GET /debug/pprof/profile, which needs the server's --pprof and an administrator's credentials) into this file with the scenario's name as suffix (FILE.create, …)")
 	strict := fs.Bool("strict", false, "exit with status 1 when any scenario fails or reports errors (the soak's verdict)")
 	serverGCTrace := fs.String("server-gctrace", "", "file receiving the server's stderr under GODEBUG=gctrace=1: the mixed scenario samples its live heap from it")
 	watchers := fs.Int("watchers", 1000, "WebSocket watchers opened by the watch scenario")
@@ -119,7 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		User: *user, Password: *password, Concurrency: *concurrency, Rate: *rate, Duration: *duration,
 		Objects: *objects, Prefix: *prefix, Watchers: *watchers, WatchRate: *watchRate,
 		JSON: *jsonOut, AllowRemote: *allowRemote, SkipPreload: *skipPreload, KeepCreated: *keepCreated,
-		Mix: *mix, ServerPID: *serverPID, ServerGCTrace: *serverGCTrace, Strict: *strict,
+		Mix: *mix, ServerPID: *serverPID, ServerGCTrace: *serverGCTrace, Strict: *strict, CPUProfile: *cpuProfile,
 	}
 	var err error
 	if cfg.URL, err = parseServerURL(*rawURL, cfg.AllowRemote); err != nil {
@@ -291,6 +303,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "loadgen: scenario %s (%s)\n", name, cfg.Duration)
 		var r *result
 		var err error
+		meter := startMeter(ctx, c, cfg, name)
 		switch name {
 		case "get":
 			r, err = runGet(ctx, c, cfg)
@@ -306,6 +319,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			var rs []*result
 			rs, mixed, err = runMixed(ctx, c, cfg, stderr)
 			if err == nil {
+				meter.stop(rs[0], stderr)
 				if cfg.Rate > 0 {
 					rs[0].Notes = strings.TrimSuffix(strings.TrimSpace(fmt.Sprintf("offered %g/s across all operations; %s", cfg.Rate, rs[0].Notes)), ";")
 				}
@@ -313,6 +327,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 				continue
 			}
 		}
+		meter.stop(r, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "loadgen: scenario %s: %v\n", name, err)
 			failed = append(failed, name)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,6 +31,7 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 	cfg := &config{
 		URL: u, User: "admin", Password: "pw", Concurrency: 4, Duration: time.Second,
 		Objects: 200, Prefix: "t", Scenarios: allScenarios, Watchers: 10, WatchRate: 20, JSON: true,
+		ServerPID: os.Getpid(), // the server runs in this process
 	}
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -57,6 +59,8 @@ func TestEveryScenarioAgainstARealServer(t *testing.T) {
 			t.Errorf("%s: no result\n%s", name, stderr.String())
 		case r.Requests == 0 || r.Errors != 0:
 			t.Errorf("%s: %d requests, %d errors (%v)", name, r.Requests, r.Errors, r.ErrorKinds)
+		case name != "preload" && !(r.ServerCPUPerReqUs > 0 && r.ServerCPUPerReqUs < 1e6):
+			t.Errorf("%s: server CPU per request %v µs, want a figure from /proc", name, r.ServerCPUPerReqUs)
 		}
 	}
 	// What the create and watch scenarios made is gone: the store holds

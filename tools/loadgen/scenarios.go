@@ -102,15 +102,18 @@ type result struct {
 	PerSec    float64 `json:"perSec"`
 	// OfferedPerSec is the schedule's rate in an open loop (--rate): a
 	// PerSec well below it means the requests could not go out on time.
-	OfferedPerSec float64          `json:"offeredPerSec,omitempty"`
-	P50Ms         float64          `json:"p50Ms"`
-	P99Ms         float64          `json:"p99Ms"`
-	MaxMs         float64          `json:"maxMs"`
-	MeanMs        float64          `json:"meanMs"`
-	ErrorKinds    map[string]int64 `json:"errorKinds,omitempty"`
-	Notes         string           `json:"notes,omitempty"`
-	Watch         *watchStats      `json:"watch,omitempty"`
-	Mixed         *mixedStats      `json:"mixed,omitempty"`
+	OfferedPerSec float64 `json:"offeredPerSec,omitempty"`
+	P50Ms         float64 `json:"p50Ms"`
+	P99Ms         float64 `json:"p99Ms"`
+	MaxMs         float64 `json:"maxMs"`
+	MeanMs        float64 `json:"meanMs"`
+	// ServerCPUPerReqUs is the server's CPU time (user + system) during
+	// the scenario divided by its requests, in µs (--server-pid).
+	ServerCPUPerReqUs float64          `json:"serverCpuPerReqUs,omitempty"`
+	ErrorKinds        map[string]int64 `json:"errorKinds,omitempty"`
+	Notes             string           `json:"notes,omitempty"`
+	Watch             *watchStats      `json:"watch,omitempty"`
+	Mixed             *mixedStats      `json:"mixed,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -403,7 +406,7 @@ func printTable(w io.Writer, results []*result) {
 	if len(results) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%-12s %9s %7s %9s %9s %9s %9s  %s\n", "scenario", "requests", "errors", "req/s", "p50(ms)", "p99(ms)", "max(ms)", "notes")
+	fmt.Fprintf(w, "%-12s %9s %7s %9s %9s %9s %9s %15s  %s\n", "scenario", "requests", "errors", "req/s", "p50(ms)", "p99(ms)", "max(ms)", "srv-cpu/req(µs)", "notes")
 	for _, r := range results {
 		notes := r.Notes
 		if len(r.ErrorKinds) > 0 {
@@ -413,7 +416,11 @@ func printTable(w io.Writer, results []*result) {
 			}
 			notes = strings.TrimSpace(notes + " errors: " + strings.Join(parts, ","))
 		}
-		fmt.Fprintf(w, "%-12s %9d %7d %9.1f %9.3f %9.3f %9.3f  %s\n",
-			r.Scenario, r.Requests, r.Errors, r.PerSec, r.P50Ms, r.P99Ms, r.MaxMs, notes)
+		cpu := "-"
+		if r.ServerCPUPerReqUs > 0 {
+			cpu = strconv.FormatFloat(r.ServerCPUPerReqUs, 'f', 1, 64)
+		}
+		fmt.Fprintf(w, "%-12s %9d %7d %9.1f %9.3f %9.3f %9.3f %15s  %s\n",
+			r.Scenario, r.Requests, r.Errors, r.PerSec, r.P50Ms, r.P99Ms, r.MaxMs, cpu, notes)
 	}
 }

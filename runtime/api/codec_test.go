@@ -1,0 +1,86 @@
+package api_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	example "github.com/svcrun/svc/example-plugin"
+	"github.com/svcrun/svc/runtime/api"
+)
+
+// TestGeneratedCodecChangesNoAnswer sends the same requests to a model
+// with the generated codecs and to one without (the generic decode and
+// encoding/json): every answer is the same, successes and problems alike,
+// and a bad body is refused naming every unknown field and every value
+// of the wrong type at once, whatever path it came through.
+func TestGeneratedCodecChangesNoAnswer(t *testing.T) {
+	fast := example.PersonModel()
+	generic := example.PersonModel()
+	generic.DecodeJSON, generic.EncodeJSON = nil, nil
+	if fast.DecodeJSON == nil || fast.EncodeJSON == nil {
+		t.Fatal("the example model has no generated codec")
+	}
+	const id = `"apiVersion":"people.example.com/v1alpha1","kind":"Person",`
+	reqs := []struct {
+		method, path, ct, body string
+		fields                 []string // for a 400: every field it must name
+	}{
+		{"POST", base, "application/json", `{` + id + `"metadata":{"name":"ann","labels":{"a":"b"},"annotations":{"n":"<b>\u2028"}},"spec":{"name":"Ann & co","age":30,"tags":["x"]}}`, nil},
+		{"POST", base, "application/json", `{` + id + `"metadata":{"name":"bob","x":1},"spec":{"name":7,"age":"old","agee":1,"tags":[1,"t"]},"extra":true}`,
+			[]string{"extra", "metadata.x", "spec.age", "spec.agee", "spec.name", "spec.tags[0]"}},
+		{"POST", base, "application/json", `{` + id + `"metadata":{"name":"Bad_Name"},"spec":{"name":"B","age":200,"gender":"X"}}`,
+			[]string{"metadata.name", "spec.age", "spec.gender"}},
+		{"POST", base, "application/json", `{"apiVersion":"x/v1","kind":"","metadata":{"name":"cy"},"spec":{"name":"C"}}`, []string{"apiVersion", "kind"}},
+		{"POST", base, "application/json", `{` + id + `"metadata":{"name":"cy"},"spec":{"name":"C"}} {}`, nil},
+		{"PUT", base + "/ann", "application/json", `{` + id + `"metadata":{"name":"ann","version":0},"spec":{"name":"Ann","age":"x","nope":1}}`,
+			[]string{"spec.age", "spec.nope"}},
+		{"PUT", base + "/ann", "application/json", `{` + id + `"metadata":{"name":"other","version":0},"spec":{"name":"Ann","agee":1}}`,
+			[]string{"metadata.name", "spec.agee"}},
+		{"PUT", base + "/ann", "application/json", `{` + id + `"metadata":{"name":"ann","version":0},"spec":{"name":"Ann","age":31,"tags":["x","y"]},"status":{"friendCount":9}}`, nil},
+		{"PUT", base + "/ann", "application/json", `{` + id + `"metadata":{"name":"ann","version":1},"spec":{"name":"Ann","age":31,"tags":["x","y"]}}`, nil},
+		{"PATCH", base + "/ann", "application/merge-patch+json", `{"spec":{"age":"x","zzz":1}}`, []string{"spec.age", "spec.zzz"}},
+		{"PATCH", base + "/ann", "application/merge-patch+json", `{"spec":{"email":"ann@example.com"}}`, nil},
+		{"PUT", base + "/ann/status", "application/json", `{` + id + `"metadata":{"name":"ann","version":2},"spec":{"name":"Ann"},"status":{"friendCount":"x"}}`, []string{"status.friendCount"}},
+		{"PUT", base + "/ann/status", "application/json", `{` + id + `"metadata":{"name":"ann","version":2},"spec":{"name":"Ann"},"status":{"friendCount":2}}`, nil},
+		{"GET", base + "/ann", "", "", nil},
+		{"DELETE", base + "/ann", "", "", nil},
+	}
+	envs := []*env{newEnvOf(t, fast, api.Options{}, nil), newEnvOf(t, generic, api.Options{}, nil)}
+	for _, rq := range reqs {
+		var answers [2]map[string]any
+		var statuses [2]int
+		for i, e := range envs {
+			r := e.do(rq.method, rq.path, rq.ct, rq.body)
+			statuses[i], answers[i] = r.status, r.json(t)
+			delete(answers[i], "requestId")
+			if md, ok := answers[i]["metadata"].(map[string]any); ok {
+				delete(md, "creationTimestamp") // two stores, two clocks
+				delete(md, "deletionTimestamp")
+			}
+			if rq.fields != nil {
+				got := fields(t, r)
+				for _, f := range rq.fields {
+					if !got[f] {
+						t.Errorf("%s %s %s: errors %v lack %s", rq.method, rq.path, rq.body, got, f)
+					}
+				}
+			}
+		}
+		if statuses[0] != statuses[1] || !reflect.DeepEqual(answers[0], answers[1]) {
+			a, _ := json.Marshal(answers[0])
+			b, _ := json.Marshal(answers[1])
+			t.Errorf("%s %s %s:\ngenerated %d %s\n  generic %d %s", rq.method, rq.path, rq.body, statuses[0], a, statuses[1], b)
+		}
+	}
+}
+
+// fields returns the fields a problem body names.
+func fields(t *testing.T, r resp) map[string]bool {
+	out := map[string]bool{}
+	errs, _ := r.json(t)["errors"].([]any)
+	for _, e := range errs {
+		out[e.(map[string]any)["field"].(string)] = true
+	}
+	return out
+}
