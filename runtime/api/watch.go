@@ -34,6 +34,7 @@ const (
 // JSON text frames {"type":..., "object":...}. Failures before the upgrade
 // are returned as problems; once streaming, the stream just ends.
 func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
+	dropped := "" // why the server ends the stream, for the Observer
 	q, err := a.parseQuery(params)
 	if err != nil {
 		return err
@@ -75,6 +76,10 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 		return nil // Accept has answered the client; the stream is over
 	}
 	defer conn.CloseNow()
+	if o := a.s.opts.Observer; o != nil {
+		o.WatchOpened()
+		defer func() { o.WatchClosed(dropped) }()
+	}
 	// The server only writes; CloseRead handles pings and notices when the
 	// client goes away.
 	ctx := conn.CloseRead(context.WithoutCancel(c.Request.Context()))
@@ -94,6 +99,9 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 			if ok {
 				var err error
 				if ok, err = s.send(ev, sub.C); err != nil {
+					if ctx.Err() == nil { // not a client that left
+						dropped = WatchDroppedUnresponsive
+					}
 					return nil
 				}
 			}
@@ -101,6 +109,7 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 				status, reason := websocket.StatusGoingAway, "watch closed"
 				if errors.Is(sub.Err(), watch.ErrSlow) {
 					status, reason = websocket.StatusPolicyViolation, "client too slow: events were dropped; watch again"
+					dropped = WatchDroppedSlow
 				}
 				conn.Close(status, reason)
 				return nil
@@ -110,6 +119,9 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 			err := conn.Ping(pctx)
 			cancel()
 			if err != nil {
+				if ctx.Err() == nil {
+					dropped = WatchDroppedUnresponsive
+				}
 				return nil
 			}
 		case <-a.s.closing:

@@ -26,6 +26,9 @@ type Flags struct {
 	// CPUProfile names a file to write a CPU profile to, from start to
 	// shutdown (diagnostics; empty for none).
 	CPUProfile string
+	// Pprof serves Go's profiles under /debug/pprof/ (PprofPath), to
+	// holders of super-role only.
+	Pprof bool
 	// Connection timeouts and limits; zero takes the Default..., a
 	// negative value turns one off.
 	ReadHeaderTimeout time.Duration
@@ -68,6 +71,7 @@ func ParseFlags(args []string, stderr io.Writer) (Flags, error) {
 	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&f.Memory, "memory", false, "keep data in memory only (nothing is persisted)")
 	fs.StringVar(&f.CPUProfile, "cpu-profile", "", "write a CPU profile (go tool pprof) to this file until shutdown")
+	fs.BoolVar(&f.Pprof, "pprof", false, "serve Go's profiles (net/http/pprof) under /debug/pprof/ to holders of super-role")
 	fs.DurationVar(&f.ReadHeaderTimeout, "read-header-timeout", DefaultReadHeaderTimeout, "time allowed to read a request's headers (negative: none)")
 	fs.DurationVar(&f.ReadTimeout, "read-timeout", DefaultReadTimeout, "time allowed to read a whole request, headers and body (negative: none)")
 	fs.DurationVar(&f.WriteTimeout, "write-timeout", DefaultWriteTimeout, "time allowed to handle a request and write the answer, from the end of its headers; watches are exempt (negative: none)")
