@@ -348,8 +348,10 @@ func (s *Store) syncer(done chan<- struct{}) {
 				o.done <- err
 			}
 		} else {
-			s.publish(b, int64(rev))
+			// Before the answers: a writer that reads the metrics after
+			// its write finds it counted.
 			s.metrics.observeBatch(b.payloads, took)
+			s.publish(b, int64(rev))
 		}
 		s.inflight.Done()
 	}

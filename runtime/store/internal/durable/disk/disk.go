@@ -188,11 +188,11 @@ func (d *Backend) Snapshot(state durable.State) {
 
 // Sizes returns the bytes in the log's live segments (0 before Load) and
 // the newest snapshot's record bytes.
-func (d *Backend) Sizes() (wal, snapshot int64) {
+func (d *Backend) Sizes() (walBytes, snapshotBytes int64) {
 	if d.wal != nil {
-		wal = d.wal.Size()
+		walBytes = d.wal.Size()
 	}
-	return wal, d.snapBytes.Load()
+	return walBytes, d.snapBytes.Load()
 }
 
 // Wait waits for a snapshot being written.
