@@ -103,15 +103,25 @@ func TestStoreCollector(t *testing.T) {
 	if n := testutil.CollectAndCount(st.Collector(), "svc_store_fsync_duration_seconds"); n != 1 {
 		t.Errorf("fsync histogram series = %d", n)
 	}
-	for _, prefix := range []string{"svc_store_fsync_duration_seconds_count ", "svc_store_batch_writes_sum ", "svc_store_wal_bytes "} {
-		var v float64
+	positive(t, body, "after 5 durable creates", "svc_store_fsync_duration_seconds_count", "svc_store_batch_writes_sum", "svc_store_batch_bytes_sum", "svc_store_wal_bytes")
+	if err := st.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	positive(t, scrape(t, reg), "after a snapshot", "svc_store_snapshot_duration_seconds_count", "svc_store_snapshot_bytes")
+}
+
+// positive checks that each named sample of body is above 0.
+func positive(t *testing.T, body, when string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		v := -1.0
 		for l := range strings.Lines(body) {
-			if s, ok := strings.CutPrefix(l, prefix); ok {
+			if s, ok := strings.CutPrefix(l, name+" "); ok {
 				fmt.Sscan(s, &v)
 			}
 		}
 		if v <= 0 {
-			t.Errorf("%s= %v, want > 0 after 5 durable creates", prefix, v)
+			t.Errorf("%s = %v %s, want > 0", name, v, when)
 		}
 	}
 }
