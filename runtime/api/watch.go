@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -90,7 +91,7 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 	// client that stops reading is disconnected after the timeout. (A context with a
 	// deadline per write costs a timer and a cancel registration per event
 	// per watcher, a quarter of the cost of writing it.)
-	s.stall = time.AfterFunc(s.timeout, func() { conn.CloseNow() })
+	s.stall = time.AfterFunc(s.timeout, func() { s.stalled.Store(true); conn.CloseNow() })
 	s.stall.Stop()
 	defer s.stall.Stop()
 	for {
@@ -99,7 +100,7 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 			if ok {
 				var err error
 				if ok, err = s.send(ev, sub.C); err != nil {
-					if ctx.Err() == nil { // not a client that left
+					if s.stalled.Load() { // else the client left
 						dropped = WatchDroppedUnresponsive
 					}
 					return nil
@@ -117,9 +118,10 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 		case <-ping.C:
 			pctx, cancel := context.WithTimeout(ctx, s.timeout)
 			err := conn.Ping(pctx)
+			unanswered := errors.Is(pctx.Err(), context.DeadlineExceeded) // else the client left
 			cancel()
 			if err != nil {
-				if ctx.Err() == nil {
+				if unanswered {
 					dropped = WatchDroppedUnresponsive
 				}
 				return nil
@@ -138,6 +140,7 @@ type stream struct {
 	conn    *websocket.Conn
 	batch   *batchConn
 	stall   *time.Timer // closes conn when a send outlasts timeout
+	stalled atomic.Bool // stall fired
 	timeout time.Duration
 	present func([]byte) []byte
 	buf     bytes.Buffer // one frame; the connection copies it
