@@ -25,7 +25,8 @@ const MaxProfileSeconds = 300
 
 // pprofRoutes serves net/http/pprof's handlers under PprofPath: the index,
 // profile, trace, cmdline, symbol and every named profile (heap,
-// goroutine, allocs, block, mutex, threadcreate).
+// goroutine, allocs, block, mutex, threadcreate). Importing the package
+// also registers them on http.DefaultServeMux, which svc never serves.
 func pprofRoutes(fail func(c *gin.Context, err error)) api.Routes {
 	return func(r gin.IRouter) {
 		h := func(c *gin.Context) { servePprof(c, fail) }
