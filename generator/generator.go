@@ -86,7 +86,7 @@ const (
 var retired = []string{"zz_generated.model.go"}
 
 // BuiltinRoles are the roles the service defines (docs/api.md).
-var BuiltinRoles = []string{"super-role", "anonymous", "authenticated", "guest", "post-contributor", "post-author", "post-editor"}
+var BuiltinRoles = []string{"super-role", "anonymous", "authenticated", "guest", "metrics-reader", "post-contributor", "post-author", "post-editor"}
 
 // packageName is cfg.Package, by default the base name of cfg.Out.
 func packageName(cfg Config) (string, error) {

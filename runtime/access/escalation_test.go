@@ -177,7 +177,7 @@ func TestHiddenRoles(t *testing.T) {
 	for _, it := range list["items"].([]any) {
 		names[it.(map[string]any)["metadata"].(map[string]any)["name"].(string)] = true
 	}
-	for _, n := range []string{"super-role", "anonymous", "authenticated", "guest", "post-contributor", "post-author", "post-editor"} {
+	for _, n := range []string{"super-role", "anonymous", "authenticated", "guest", "metrics-reader", "post-contributor", "post-author", "post-editor"} {
 		if !names[n] {
 			t.Errorf("generic role list lacks %s: %v", n, names)
 		}
@@ -313,7 +313,7 @@ func TestNoEscalationThroughAggregation(t *testing.T) {
 func TestBuiltinRolesCannotBeChanged(t *testing.T) {
 	e := newEnv(t, adminPW)
 	adm := func(c call) call { c.user, c.password = admin, adminPW; return c }
-	for _, name := range []string{"anonymous", "authenticated", "guest", "post-contributor", "post-author", "post-editor"} {
+	for _, name := range []string{"anonymous", "authenticated", "guest", "metrics-reader", "post-contributor", "post-author", "post-editor"} {
 		for _, c := range []call{
 			{method: "PATCH", path: "/api/v1alpha1/roles/" + name, contentType: "application/merge-patch+json",
 				body: `{"rules":[{"apiGroups":["people.example.com"],"resources":["persons"],"verbs":["list"]}]}`},

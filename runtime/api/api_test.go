@@ -531,7 +531,8 @@ func TestWatch(t *testing.T) {
 // watcher that reads nothing is full, a write times out and the server
 // closes the connection; writers never wait for it.
 func TestWatchDisconnectsAClientThatStopsReading(t *testing.T) {
-	e := newEnvWith(t, api.Options{WatchWriteTimeout: 200 * time.Millisecond})
+	obs := &watchRecorder{}
+	e := newEnvWith(t, api.Options{WatchWriteTimeout: 200 * time.Millisecond, Observer: obs})
 	stalled := dial(t, e, base+"?watch=true")
 	stalled.SetReadLimit(1 << 20)
 	// 128 KiB objects fill the socket buffers within a few dozen events.
@@ -566,13 +567,49 @@ func TestWatchDisconnectsAClientThatStopsReading(t *testing.T) {
 	if n >= 100 {
 		t.Errorf("the stalled client got all %d events; want the stream cut short", n)
 	}
+	obs.wait(t, "unresponsive")
+}
+
+// watchRecorder is an api.Observer that keeps why watch streams ended.
+type watchRecorder struct {
+	mu     sync.Mutex
+	open   int
+	closed []string
+}
+
+func (r *watchRecorder) Request(string, string, int, time.Duration) {}
+func (r *watchRecorder) WatchOpened()                               { r.mu.Lock(); r.open++; r.mu.Unlock() }
+func (r *watchRecorder) WatchClosed(dropped string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.open--
+	r.closed = append(r.closed, dropped)
+}
+
+// wait waits until the streams that ended are exactly want (their reasons).
+func (r *watchRecorder) wait(t *testing.T, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.mu.Lock()
+		got := fmt.Sprintf("%q", r.closed)
+		r.mu.Unlock()
+		if got == fmt.Sprintf("%q", want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("watch streams ended with %s, want %q", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestWatchPingsFindDeadClients: an idle stream is pinged; a client that
 // answers (coder/websocket answers while a Read waits) stays connected,
 // one that answers nothing is disconnected although no event was sent.
 func TestWatchPingsFindDeadClients(t *testing.T) {
-	e := newEnvWith(t, api.Options{WatchPingInterval: 50 * time.Millisecond, WatchWriteTimeout: 200 * time.Millisecond})
+	obs := &watchRecorder{}
+	e := newEnvWith(t, api.Options{WatchPingInterval: 50 * time.Millisecond, WatchWriteTimeout: 200 * time.Millisecond, Observer: obs})
 	alive := dial(t, e, base+"?watch=true")
 	dead := dial(t, e, base+"?watch=true")
 	got := make(chan string, 1)
@@ -599,6 +636,9 @@ func TestWatchPingsFindDeadClients(t *testing.T) {
 	if g := <-got; g != "ADDED late" {
 		t.Errorf("the client that answers pings got %q, want ADDED late", g)
 	}
+	obs.wait(t, "unresponsive") // the dead one; alive is still open
+	alive.Close(websocket.StatusNormalClosure, "")
+	obs.wait(t, "unresponsive", "") // a client that leaves is not dropped
 }
 
 // TestDefaultsFillAbsentFields: the schema's defaults fill in what a

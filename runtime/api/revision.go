@@ -61,6 +61,11 @@ func (w *revisionWriter) Write(b []byte) (int, error) {
 	w.stamp()
 	return w.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController reach the connection (the
+// profiling endpoint extends its write deadline).
+func (w *revisionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *revisionWriter) WriteString(s string) (int, error) {
 	w.stamp()
 	return w.ResponseWriter.WriteString(s)

@@ -65,7 +65,35 @@ type Options struct {
 	// idle connections alive through proxies and finds dead clients.
 	// Default 30 s.
 	WatchPingInterval time.Duration
+	// Observer, if set, is told of every request and watch stream
+	// (runtime/metrics).
+	Observer Observer
 }
+
+// Observer is told of every request once it is answered, and of watch
+// streams opening and closing. It is called on the request's goroutine:
+// it must be cheap and safe for concurrent use.
+type Observer interface {
+	// Request reports an answered request. route is the matched route
+	// pattern (gin's FullPath), "" when no route matched: never the raw
+	// path, so that its values stay few.
+	Request(route, method string, status int, took time.Duration)
+	// WatchOpened reports a watch stream that started streaming.
+	WatchOpened()
+	// WatchClosed reports its end; dropped says why the server ended it
+	// (WatchDroppedSlow, WatchDroppedUnresponsive), "" for any other end.
+	WatchClosed(dropped string)
+}
+
+// Why the server ended a watch stream (Observer.WatchClosed).
+const (
+	// WatchDroppedSlow: the watcher fell more than the store's watch
+	// buffer behind.
+	WatchDroppedSlow = "slow"
+	// WatchDroppedUnresponsive: a send or a ping did not complete within
+	// WatchWriteTimeout, or failed.
+	WatchDroppedUnresponsive = "unresponsive"
+)
 
 // AccessLog writes the access line of one request.
 type AccessLog interface {
@@ -356,7 +384,11 @@ func (s *Server) middleware(c *gin.Context) {
 			}
 			c.Abort()
 		}
-		s.opts.AccessLog.Request(c.Request.Method, c.Request.URL.Path, id, c.Writer.Status(), max(c.Writer.Size(), 0), time.Since(start))
+		took, status := time.Since(start), c.Writer.Status()
+		s.opts.AccessLog.Request(c.Request.Method, c.Request.URL.Path, id, status, max(c.Writer.Size(), 0), took)
+		if s.opts.Observer != nil {
+			s.opts.Observer.Request(c.FullPath(), c.Request.Method, status, took)
+		}
 	}()
 	// The one parse of the request's path and query, before access
 	// control: a query that does not parse whole is refused here, and

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -34,6 +35,7 @@ const (
 // JSON text frames {"type":..., "object":...}. Failures before the upgrade
 // are returned as problems; once streaming, the stream just ends.
 func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
+	dropped := "" // why the server ends the stream, for the Observer
 	q, err := a.parseQuery(params)
 	if err != nil {
 		return err
@@ -75,6 +77,10 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 		return nil // Accept has answered the client; the stream is over
 	}
 	defer conn.CloseNow()
+	if o := a.s.opts.Observer; o != nil {
+		o.WatchOpened()
+		defer func() { o.WatchClosed(dropped) }()
+	}
 	// The server only writes; CloseRead handles pings and notices when the
 	// client goes away.
 	ctx := conn.CloseRead(context.WithoutCancel(c.Request.Context()))
@@ -85,7 +91,7 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 	// client that stops reading is disconnected after the timeout. (A context with a
 	// deadline per write costs a timer and a cancel registration per event
 	// per watcher, a quarter of the cost of writing it.)
-	s.stall = time.AfterFunc(s.timeout, func() { conn.CloseNow() })
+	s.stall = time.AfterFunc(s.timeout, func() { s.stalled.Store(true); conn.CloseNow() })
 	s.stall.Stop()
 	defer s.stall.Stop()
 	for {
@@ -94,6 +100,9 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 			if ok {
 				var err error
 				if ok, err = s.send(ev, sub.C); err != nil {
+					if s.stalled.Load() { // else the client left
+						dropped = WatchDroppedUnresponsive
+					}
 					return nil
 				}
 			}
@@ -101,6 +110,7 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 				status, reason := websocket.StatusGoingAway, "watch closed"
 				if errors.Is(sub.Err(), watch.ErrSlow) {
 					status, reason = websocket.StatusPolicyViolation, "client too slow: events were dropped; watch again"
+					dropped = WatchDroppedSlow
 				}
 				conn.Close(status, reason)
 				return nil
@@ -108,8 +118,12 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 		case <-ping.C:
 			pctx, cancel := context.WithTimeout(ctx, s.timeout)
 			err := conn.Ping(pctx)
+			unanswered := errors.Is(pctx.Err(), context.DeadlineExceeded) // else the client left
 			cancel()
 			if err != nil {
+				if unanswered {
+					dropped = WatchDroppedUnresponsive
+				}
 				return nil
 			}
 		case <-a.s.closing:
@@ -126,6 +140,7 @@ type stream struct {
 	conn    *websocket.Conn
 	batch   *batchConn
 	stall   *time.Timer // closes conn when a send outlasts timeout
+	stalled atomic.Bool // stall fired
 	timeout time.Duration
 	present func([]byte) []byte
 	buf     bytes.Buffer // one frame; the connection copies it

@@ -120,6 +120,8 @@ type Authenticator struct {
 	// tokens are keyed by their hash.
 	decodedUsers  *decodedCache[*core.User]
 	decodedTokens *decodedCache[*core.PersonalAccessToken]
+
+	stats signInStats // stats.go
 }
 
 // token returns the stored token whose hash is hash, or nil; like user,
@@ -209,18 +211,27 @@ func (a *Authenticator) AuthenticateFrom(ctx context.Context, header http.Header
 	if len(vals) == 0 {
 		return Identity{}, nil
 	}
+	var id Identity
+	var err error
+	method := otherIdx
 	if len(vals) > 1 {
-		return a.fail(ctx, "", "several Authorization headers", "")
+		id, err = a.fail(ctx, "", "several Authorization headers", "")
+	} else {
+		scheme, cred, _ := strings.Cut(vals[0], " ")
+		cred = strings.TrimSpace(cred)
+		switch {
+		case strings.EqualFold(scheme, "Basic"):
+			method = basicIdx
+			id, err = a.basic(ctx, cred, remoteAddr)
+		case strings.EqualFold(scheme, "Bearer"):
+			method = bearerIdx
+			id, err = a.bearer(ctx, cred, remoteAddr)
+		default:
+			id, err = a.fail(ctx, "", "unsupported or malformed Authorization header", "")
+		}
 	}
-	scheme, cred, _ := strings.Cut(vals[0], " ")
-	cred = strings.TrimSpace(cred)
-	switch {
-	case strings.EqualFold(scheme, "Basic"):
-		return a.basic(ctx, cred, remoteAddr)
-	case strings.EqualFold(scheme, "Bearer"):
-		return a.bearer(ctx, cred, remoteAddr)
-	}
-	return a.fail(ctx, "", "unsupported or malformed Authorization header", "")
+	a.stats.count(method, err)
+	return id, err
 }
 
 // Forget drops every remembered credential of the user, so the next

@@ -138,6 +138,21 @@ func TestBrakeBearer(t *testing.T) {
 	if id, err := e.a.AuthenticateFrom(e.ctx, bearer(good), addr); err != nil || id.User != "kim" {
 		t.Fatalf("known token from a braked address: %+v, %v", id, err)
 	}
+	e.deniedFrom(http.Header{"Authorization": {"Digest x"}}, addr)
+	// Every outcome counted (runtime/metrics), anonymous requests not.
+	e.a.AuthenticateFrom(e.ctx, http.Header{}, addr)
+	got := map[string]uint64{}
+	for _, c := range e.a.SignIns() {
+		if c.Count > 0 {
+			got[c.Method+"/"+c.Result] = c.Count
+		}
+	}
+	if want := map[string]uint64{"bearer/success": 2, "bearer/failure": 3, "bearer/throttled": 1, "basic/throttled": 1, "other/failure": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sign-ins counted %v, want %v", got, want)
+	}
+	if th := e.a.Throttled(); fmt.Sprint(th) != "[{user 0} {address 2} {table 0}]" {
+		t.Errorf("throttled by limit = %v", th)
+	}
 }
 
 // TestBrakeConcurrent: parallel guesses cannot all pass on the last

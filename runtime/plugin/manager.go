@@ -144,6 +144,16 @@ func (m *Manager) Plugins() []Plugin {
 	return out
 }
 
+// Phases returns each plugin's current phase (Pending, Started, ...),
+// keyed by plugin name.
+func (m *Manager) Phases() map[string]string {
+	out := make(map[string]string, len(m.byName))
+	for n, in := range m.byName {
+		out[n] = *in.phase.Load()
+	}
+	return out
+}
+
 // Documents returns the OpenAPI documents of the started plugins that have
 // one (Documented), keyed by plugin name.
 func (m *Manager) Documents() map[string][]byte {

@@ -32,6 +32,9 @@ type Flags struct {
 	// (debug.SetMemoryLimit); 0 leaves the runtime's own, which is
 	// GOMEMLIMIT if set, else none (docs/operations.md, Memory).
 	MemoryLimit int64
+	// Pprof serves Go's profiles under /debug/pprof/ (PprofPath), to
+	// holders of super-role only.
+	Pprof bool
 	// Connection timeouts and limits; zero takes the Default..., a
 	// negative value turns one off.
 	ReadHeaderTimeout time.Duration
@@ -98,6 +101,7 @@ func ParseFlags(args []string, stderr io.Writer) (Flags, error) {
 		f.MemoryLimit = n
 		return err
 	})
+	fs.BoolVar(&f.Pprof, "pprof", false, "serve Go's profiles (net/http/pprof) under /debug/pprof/ to holders of super-role")
 	fs.DurationVar(&f.ReadHeaderTimeout, "read-header-timeout", DefaultReadHeaderTimeout, "time allowed to read a request's headers (negative: none)")
 	fs.DurationVar(&f.ReadTimeout, "read-timeout", DefaultReadTimeout, "time allowed to read a whole request, headers and body (negative: none)")
 	fs.DurationVar(&f.WriteTimeout, "write-timeout", DefaultWriteTimeout, "time allowed to handle a request and write the answer, from the end of its headers; watches are exempt (negative: none)")

@@ -19,6 +19,7 @@ import (
 	"github.com/svcrun/svc/runtime/api/swaggerui"
 	"github.com/svcrun/svc/runtime/authz"
 	"github.com/svcrun/svc/runtime/kinds"
+	"github.com/svcrun/svc/runtime/metrics"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/plugin"
 	"github.com/svcrun/svc/runtime/store"
@@ -31,6 +32,8 @@ type Server struct {
 	Store    *store.Store
 	Registry *model.Registry
 	Plugins  *plugin.Manager
+	// Metrics is what /metrics serves.
+	Metrics *metrics.Metrics
 
 	log   *slog.Logger
 	parts *group
@@ -63,7 +66,7 @@ func Start(ctx context.Context, f Flags, cfg Config, log *slog.Logger, ln net.Li
 			return nil, err
 		}
 	}
-	return &Server{HTTP: u.http, API: u.api, Store: u.store, Registry: u.reg, Plugins: u.plugins,
+	return &Server{HTTP: u.http, API: u.api, Store: u.store, Registry: u.reg, Plugins: u.plugins, Metrics: u.metrics,
 		log: log, parts: u.parts, serve: u.serve}, nil
 }
 
@@ -76,14 +79,15 @@ type startup struct {
 	ln    net.Listener
 	parts *group
 
-	store   *store.Store    // store
-	access  *access.Access  // access control
-	reg     *model.Registry // models
-	pending *pluginView     // HTTP API: bound by plugins
-	api     *api.Server     // HTTP API
-	plugins *plugin.Manager // plugins
-	http    *http.Server    // serve
-	serve   *serving        // serve
+	store   *store.Store     // store
+	access  *access.Access   // access control
+	reg     *model.Registry  // models
+	pending *pluginView      // HTTP API: bound by plugins
+	metrics *metrics.Metrics // HTTP API
+	api     *api.Server      // HTTP API
+	plugins *plugin.Manager  // plugins
+	http    *http.Server     // serve
+	serve   *serving         // serve
 }
 
 // step is one stage of start-up.
@@ -205,6 +209,10 @@ func (u *startup) buildIndexes(ctx context.Context) error {
 // and documents through a view the plugins step binds.
 func (u *startup) httpAPI(context.Context) error {
 	u.pending = &pluginView{}
+	u.metrics = metrics.New()
+	if err := u.metrics.Register(u.store.Collector(), metrics.Authn(u.access.Guard.Authn)); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
 	console := u.access.Console.OpenAPI() // fixed for the server's life
 	docs := func() map[string][]byte {
 		d := u.pending.Documents()
@@ -213,12 +221,20 @@ func (u *startup) httpAPI(context.Context) error {
 	}
 	a := api.New(api.Options{Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.access.Guard.Check, Settle: u.access.Settle,
 		OpenAPI: openAPIDoc(u.reg, docs, u.f.BrandDomain, u.log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
-		NotReady: u.pending.NotReady})
+		NotReady: u.pending.NotReady, Observer: u.metrics})
 	for m, f := range u.access.Routes {
 		a.UseRoutes(m, f)
 	}
 	if err := a.Mount("console", u.access.Console.Routes); err != nil {
 		return err
+	}
+	if err := a.Mount("metrics", u.metrics.Routes); err != nil {
+		return err
+	}
+	if u.f.Pprof {
+		if err := a.Mount("pprof", pprofRoutes(a.Fail)); err != nil {
+			return err
+		}
 	}
 	for m, f := range u.cfg.Routes {
 		a.UseRoutes(m, f)
@@ -245,6 +261,9 @@ func (u *startup) startPlugins(ctx context.Context) error {
 		},
 		Settle: u.access.Settle})
 	u.pending.bind(u.plugins)
+	if err := u.metrics.Register(metrics.Plugins(u.plugins)); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
 	// A manager that stops on an error leaves the server serving, its
 	// plugins reported not ready by /readyz, as before the group existed.
 	return u.parts.start(ctx, "plugins", RunnableFunc(func(ctx context.Context) error {

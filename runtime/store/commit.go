@@ -320,9 +320,13 @@ func (s *Store) syncer(done chan<- struct{}) {
 		}
 		err := s.failure()
 		var rev uint64
+		var took time.Duration
 		if err == nil && s.backend != nil {
 			var werr error
-			if rev, werr = s.backend.Commit(b.payloads); werr != nil {
+			start := time.Now()
+			rev, werr = s.backend.Commit(b.payloads)
+			took = time.Since(start)
+			if werr != nil {
 				// The log dropped the batch (durable.Backend.Commit). Writes are
 				// refused until a probe finds the log writable again.
 				err = s.fail(s.logFailed(werr), false)
@@ -344,6 +348,9 @@ func (s *Store) syncer(done chan<- struct{}) {
 				o.done <- err
 			}
 		} else {
+			// Before the answers: a writer that reads the metrics after
+			// its write finds it counted.
+			s.metrics.observeBatch(b.payloads, took)
 			s.publish(b, int64(rev))
 		}
 		s.inflight.Done()

@@ -19,7 +19,7 @@ const (
 // committed into raw tables.
 func (s *Store) recover() error {
 	d, err := disk.Open(disk.Options{Dir: s.opts.Dir, SnapshotBytes: s.opts.SnapshotBytes,
-		SegmentBytes: s.opts.SegmentBytes, FS: s.opts.WALFS, Logger: s.log})
+		SegmentBytes: s.opts.SegmentBytes, FS: s.opts.WALFS, Logger: s.log, Snapshotted: s.metrics.snapshotted})
 	if err != nil {
 		return err
 	}

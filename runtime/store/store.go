@@ -125,6 +125,8 @@ type Store struct {
 	closed     atomic.Bool
 	started    atomic.Bool
 
+	metrics *storeMetrics // metrics.go
+
 	beforeLog atomic.Pointer[func()] // tests: runs before each log write
 	failApply atomic.Pointer[error]  // tests: the error the next apply fails with
 }
@@ -234,6 +236,7 @@ func Load(opts Options) (*Store, error) {
 		idle:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
+		metrics: newStoreMetrics(),
 	}
 	s.tables.Store(&map[string]*table{})
 	s.health.Store(newHealth())

@@ -46,6 +46,8 @@ type Options struct {
 	SegmentBytes  int64
 	FS            wal.FS       // nil: the operating system's
 	Logger        *slog.Logger // nil: discard
+	// Snapshotted, if set, is told how long each snapshot took to write.
+	Snapshotted func(took time.Duration)
 }
 
 // Backend is a write-ahead log plus snapshots in one directory.
@@ -176,8 +178,21 @@ func (d *Backend) Snapshot(state durable.State) {
 		if err := snapshot.Prune(dir, keepSnapshots); err != nil {
 			d.log.Error("snapshot: prune", "err", err)
 		}
-		d.log.Info("snapshot written", "seq", seq, "objects", n, "took", time.Since(start))
+		took := time.Since(start)
+		if d.opts.Snapshotted != nil {
+			d.opts.Snapshotted(took)
+		}
+		d.log.Info("snapshot written", "seq", seq, "objects", n, "took", took)
 	}()
+}
+
+// Sizes returns the bytes in the log's live segments (0 before Load) and
+// the newest snapshot's record bytes.
+func (d *Backend) Sizes() (walBytes, snapshotBytes int64) {
+	if d.wal != nil {
+		walBytes = d.wal.Size()
+	}
+	return walBytes, d.snapBytes.Load()
 }
 
 // Wait waits for a snapshot being written.
