@@ -121,7 +121,10 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 			unanswered := errors.Is(pctx.Err(), context.DeadlineExceeded) // else the client left
 			cancel()
 			if err != nil {
-				if unanswered {
+				// A stall that fired as its send was finishing closed the
+				// connection under the ping: the client was still the one
+				// that stopped reading.
+				if unanswered || s.stalled.Load() {
 					dropped = WatchDroppedUnresponsive
 				}
 				return nil
@@ -130,6 +133,9 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 			conn.Close(websocket.StatusGoingAway, "server shutting down")
 			return nil
 		case <-ctx.Done():
+			if s.stalled.Load() { // the stall closed it, not the client
+				dropped = WatchDroppedUnresponsive
+			}
 			return nil
 		}
 	}
