@@ -18,6 +18,7 @@ import (
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/swaggerui"
 	"github.com/svcrun/svc/runtime/authz"
+	"github.com/svcrun/svc/runtime/console/web"
 	"github.com/svcrun/svc/runtime/kinds"
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/plugin"
@@ -213,6 +214,7 @@ func (u *startup) httpAPI(context.Context) error {
 	}
 	a := api.New(api.Options{Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.access.Guard.Check, Settle: u.access.Settle,
 		OpenAPI: openAPIDoc(u.reg, docs, u.f.BrandDomain, u.log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
+		Console:  web.Handler("/console/", u.f.BrandDomain),
 		NotReady: u.pending.NotReady})
 	for m, f := range u.access.Routes {
 		a.UseRoutes(m, f)
