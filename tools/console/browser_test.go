@@ -171,7 +171,7 @@ func tab(t *testing.T, bctx context.Context) context.Context {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(bctx)
 	t.Cleanup(cancel)
-	ctx, cancel2 := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel2 := context.WithTimeout(ctx, 4*time.Minute) // the admin tab lives through every scenario
 	t.Cleanup(cancel2)
 	return ctx
 }
@@ -252,7 +252,7 @@ func visible(t *testing.T, ctx context.Context, id string) bool {
 
 func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 	t.Helper()
-	png := val(t, ctx, chromedp.FullScreenshot(90))
+	png := val(t, ctx, chromedp.FullScreenshot(100))
 	for _, d := range []string{dir, os.Getenv("CONSOLE_SCREENSHOTS")} {
 		if d == "" {
 			continue
