@@ -171,8 +171,11 @@ func tab(t *testing.T, bctx context.Context) context.Context {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(bctx)
 	t.Cleanup(cancel)
-	ctx, cancel2 := context.WithTimeout(ctx, 4*time.Minute) // the admin tab lives through every scenario
-	t.Cleanup(cancel2)
+	// Open the tab on a context without a deadline: the tab lives as long
+	// as its first call's context, and each step has its own deadline.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
 	return ctx
 }
 
@@ -180,7 +183,9 @@ func tid(id string) string { return `[data-testid="` + id + `"]` }
 
 func run(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(ctx, actions...); err != nil {
+	step, cancel := context.WithTimeout(ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Do(step, actions...); err != nil {
 		fatal(t, ctx, err)
 	}
 }
@@ -188,12 +193,18 @@ func run(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.
 // val runs one action and returns its value.
 func val[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, a)
+	step, cancel := context.WithTimeout(ctx, stepTimeout)
+	defer cancel()
+	v, err := chromedp.Run(step, a)
 	if err != nil {
 		fatal(t, ctx, err)
 	}
 	return v
 }
+
+// stepTimeout bounds one call, so a missing element fails that scenario
+// quickly and the page's text can still be read.
+const stepTimeout = 30 * time.Second
 
 func fatal(t *testing.T, ctx context.Context, err error) {
 	t.Helper()
