@@ -225,14 +225,14 @@ function refTarget(s, models) {
   const match = /Name of another (\w+)/.exec(s.description || '');
   return match && models.find((x) => x.kind === match[1]);
 }
-function Field({ st, path, schema, obj, setObj, errs, ro, indexed }) {
+function Field({ st, path, schema, obj, setObj, errs, ro, indexed, required }) {
   const s = resolve(st.doc, schema);
   const name = path.split('.').pop();
   const v = get(obj, path);
   const err = errs.filter((e) => e.field === path || e.field.startsWith(path + '[')).map((e) => html`<div class="fielderr" data-testid=${'err-' + path}>${e.message}</div>`);
   const put = (x) => { const o = structuredClone(obj); set(o, path, x); setObj(o); };
   if (s.type === 'object' && s.properties) {
-    return html`<fieldset><legend>${name}</legend>${Object.entries(s.properties).map(([k, p]) => html`<${Field} st=${st} path=${path + '.' + k} schema=${p} obj=${obj} setObj=${setObj} errs=${errs} ro=${ro} indexed=${indexed} />`)}${err}</fieldset>`;
+    return html`<fieldset><legend>${name}</legend>${Object.entries(s.properties).map(([k, p]) => html`<${Field} st=${st} path=${path + '.' + k} schema=${p} obj=${obj} setObj=${setObj} errs=${errs} ro=${ro} indexed=${indexed} required=${(s.required || []).includes(k)} />`)}${err}</fieldset>`;
   }
   const tid = 'f-' + path;
   let input;
@@ -264,7 +264,7 @@ function Field({ st, path, schema, obj, setObj, errs, ro, indexed }) {
   } else {
     return html`<div class="field"><label>${name}</label><span class="muted">edit in the JSON tab</span>${err}</div>`;
   }
-  return html`<div class="field"><label>${name}</label>${input} ${hint.length ? html`<span class="hint">${hint.join(', ')}</span>` : null}
+  return html`<div class="field"><label>${name}${required ? html` <span class="error" title="required">*</span>` : null}</label>${input} ${hint.length ? html`<span class="hint">${hint.join(', ')}</span>` : null}
     ${s.description ? html`<div class="hint">${s.description}</div>` : null}${err}</div>`;
 }
 
