@@ -462,6 +462,39 @@ func TestConsole(t *testing.T) {
 		s.must(t, "GET", persons+"/p-a", nil, 200)
 	})
 
+	// The page's pure helpers, in the browser that runs them: schema
+	// defaults for a new object, and what permissions show.
+	t.Run("schema defaults and permission checks", func(t *testing.T) {
+		got := val(t, admin, chromedp.Evaluate[map[string]any](`import('/console/schema.js').then(m => {
+			const doc = {components: {schemas: {Inner: {type: 'object', properties: {b: {type: 'integer', default: 3}}}}}};
+			const schema = {type: 'object', properties: {a: {type: 'string', default: 'x'}, n: {$ref: '#/components/schemas/Inner'},
+				t: {type: 'array', items: {type: 'string'}, default: ['p']}, c: {type: 'string'}}};
+			const tpl = (ui) => ({permissions: [{metadata: {labels: {'plugin.svc.run/plugin-name': 'example'}},
+				rules: [{apiGroups: ['people.example.com'], resources: ['persons'], verbs: ['get', 'list']},
+					{apiGroups: ['people.example.com'], resources: ['persons'], resourceNames: ['p-a'], verbs: ['update']}]}], uiPermissions: ui});
+			const p = tpl([]);
+			return {
+				defaults: m.defaults(doc, schema),
+				list: m.can(p, 'list', 'people.example.com', 'persons'),
+				create: m.can(p, 'create', 'people.example.com', 'persons'),
+				updateNamed: m.can(p, 'update', 'people.example.com', 'persons', 'p-a'),
+				updateOther: m.can(p, 'update', 'people.example.com', 'persons', 'p-b'),
+				uiNone: m.uiAllows(p, 'people.example.com', 'plugin.svc.run/plugin-name'),
+				uiPlugin: m.uiAllows(tpl(['plugin:example:person:view']), 'people.example.com', 'plugin.svc.run/plugin-name'),
+				uiStar: m.uiAllows(tpl(['*']), 'people.example.com', 'plugin.svc.run/plugin-name'),
+				uiOtherGroup: m.uiAllows(p, 'content.svc.run', 'plugin.svc.run/plugin-name'),
+			};
+		})`, chromedp.EvalAwaitPromise))
+		want := map[string]any{
+			"defaults": map[string]any{"a": "x", "n": map[string]any{"b": float64(3)}, "t": []any{"p"}},
+			"list":     true, "create": false, "updateNamed": true, "updateOther": false,
+			"uiNone": false, "uiPlugin": true, "uiStar": true, "uiOtherGroup": true,
+		}
+		if js(got) != js(want) {
+			t.Errorf("got  %s\nwant %s", js(got), js(want))
+		}
+	})
+
 	t.Run("sign out forgets the credentials", func(t *testing.T) {
 		run(t, admin, chromedp.Click(tid("signout")), chromedp.WaitVisible(tid("signin")))
 		stored := val(t, admin, chromedp.Evaluate[int](`localStorage.length + sessionStorage.length + document.cookie.length`))
