@@ -411,6 +411,14 @@ func TestConsole(t *testing.T) {
 		screenshot(t, ctx, shots, "viewer-not-allowed")
 	})
 
+	t.Run("delete asks for a confirmation", func(t *testing.T) {
+		goTo(t, admin, list+"/p-form", tid("delete"))
+		run(t, admin, chromedp.Click(tid("delete")), chromedp.WaitVisible(tid("confirm-delete")))
+		s.must(t, "GET", persons+"/p-form", nil, 200) // not before the confirmation
+		run(t, admin, chromedp.Click(tid("confirm-delete")), chromedp.WaitVisible(tid("list")))
+		s.must(t, "GET", persons+"/p-form", nil, 404)
+	})
+
 	t.Run("grant a template in the console and the user's console shows the model", func(t *testing.T) {
 		s.must(t, "POST", "/apis/api.console.svc.run/v1alpha1/users",
 			map[string]any{"name": "newbie", "password": "newbie-password-1", "roles": []string{}}, 201)
@@ -428,6 +436,30 @@ func TestConsole(t *testing.T) {
 		ctx = tab(t, bctx)
 		signIn(t, ctx, s, "newbie", "newbie-password-1")
 		run(t, ctx, chromedp.WaitVisible(tid("nav-persons")))
+	})
+
+	t.Run("create a user, set its password and delete it", func(t *testing.T) {
+		goTo(t, admin, "#/access", tid("new-user"))
+		run(t, admin, chromedp.SendKeys(tid("new-user-name"), "carol"), chromedp.SendKeys(tid("new-user-password"), "carol-password-1"),
+			chromedp.Click(tid("new-user-submit")), chromedp.WaitVisible(`[data-testid="user-row"][data-name="carol"]`))
+		if code, _, _ := s.do(t, "GET", "/apis/api.console.svc.run/v1alpha1/users/-", "carol:carol-password-1", nil); code != 200 {
+			t.Fatalf("carol signs in: %d", code)
+		}
+		row := `[data-testid="user-row"][data-name="carol"] `
+		run(t, admin, chromedp.SendKeys(row+`input[type="password"]`, "carol-password-2"), chromedp.Click(row+tid("set-password")))
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			code, _, _ := s.do(t, "GET", "/apis/api.console.svc.run/v1alpha1/users/-", "carol:carol-password-2", nil)
+			if code == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("new password: %d", code)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		run(t, admin, chromedp.Click(row+tid("delete-user")), chromedp.WaitNotPresent(`[data-testid="user-row"][data-name="carol"]`))
+		s.must(t, "GET", "/api/v1alpha1/users/carol", nil, 404)
 	})
 
 	t.Run("create and revoke a token", func(t *testing.T) {

@@ -399,6 +399,7 @@ function Plugins({ s }) {
     ${st.data.roles ? st.data.plugins.items.map((p) => {
       const ts = st.data.roles.items.filter((r) => r.metadata.labels[L.plugin] === p.metadata.name);
       return html`<h3>Access matrix of ${p.metadata.name}</h3><table data-testid="matrix"><thead><tr><th>role template</th><th>grants</th></tr></thead><tbody>
+        ${ts.length ? null : html`<tr><td colspan="2" class="muted">No role template names this plugin (label ${L.plugin}).</td></tr>`}
         ${ts.map((r) => html`<tr><td>${display(r)} <span class="muted">${r.metadata.name}</span></td><td>${(r.rules || []).map((x) => html`<div>${(x.verbs || []).join(', ')} on ${(x.resources || []).join(', ')} <span class="muted">${(x.apiGroups || []).join(',')}</span></div>`)}</td></tr>`)}</tbody></table>`;
     }) : null}
   </div>`;
