@@ -13,7 +13,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -563,4 +565,47 @@ func TestConsoleBrand(t *testing.T) {
 	if visible(t, ctx, "problem") {
 		t.Errorf("tokens page shows a problem: %s", text(t, ctx, tid("problem")))
 	}
+}
+
+// A list of many objects pages without loading them all: opt in with
+// CONSOLE_LIST_OBJECTS=100000 (it preloads that many persons first).
+func TestConsoleLargeList(t *testing.T) {
+	needBrowser(t)
+	n, _ := strconv.Atoi(os.Getenv("CONSOLE_LIST_OBJECTS"))
+	if n <= 0 {
+		t.Skip("set CONSOLE_LIST_OBJECTS=100000 to measure the console on a large list")
+	}
+	s := startServer(t)
+	start := time.Now()
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				s.must(t, "POST", persons, person(fmt.Sprintf("big-%06d", i), i%150, map[string]string{"team": "big"}), 201)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	t.Logf("preloaded %d persons in %s", n, time.Since(start).Round(time.Millisecond))
+	ctx := tab(t, browser(t))
+	signIn(t, ctx, s, "admin", adminPW)
+	t0 := time.Now()
+	goTo(t, ctx, "#/m/people.example.com/v1alpha1/persons", tid("row"))
+	waitText(t, ctx, tid("paging"), fmt.Sprintf("page 1 of %d · %d total", (n+19)/20, n))
+	first := time.Since(t0)
+	t0 = time.Now()
+	run(t, ctx, chromedp.Click(tid("next")))
+	waitText(t, ctx, tid("paging"), fmt.Sprintf("page 2 of %d · %d total", (n+19)/20, n))
+	second := time.Since(t0)
+	t0 = time.Now()
+	run(t, ctx, setSelect("sort", 0, "spec.age"), setSelect("sort-dir", 0, "desc"), chromedp.Click(tid("apply")))
+	waitText(t, ctx, tid("paging"), fmt.Sprintf("page 1 of %d · %d total", (n+19)/20, n))
+	sorted := time.Since(t0)
+	t.Logf("%d persons: first page shown in %s, next page in %s, sorted by spec.age in %s",
+		n, first.Round(time.Millisecond), second.Round(time.Millisecond), sorted.Round(time.Millisecond))
 }
