@@ -339,6 +339,11 @@ func TestConsole(t *testing.T) {
 		s.must(t, "DELETE", persons+"/p-b", nil, 200)
 		waitRows(t, admin, []string{"p-d", "p-a"})
 		screenshot(t, admin, shots, "list")
+		// A field term from the index dropdowns narrows it further.
+		run(t, admin, chromedp.Click(tid("add-field")), chromedp.WaitVisible(tid("field-value")),
+			setSelect("field-name", 0, "spec.age"), setSelect("field-op", 0, ">="), chromedp.SendKeys(tid("field-value"), "26"),
+			chromedp.Click(tid("apply")))
+		waitRows(t, admin, []string{"p-a"})
 	})
 
 	t.Run("create a person through the form", func(t *testing.T) {
@@ -351,9 +356,13 @@ func TestConsole(t *testing.T) {
 		}
 		run(t, admin, chromedp.SendKeys(tid("f-metadata.name"), "p-form"), chromedp.SendKeys(tid("f-spec.name"), "Form Person"),
 			chromedp.SendKeys(tid("f-spec.age"), "33"), setSelect("f-spec.gender", 0, "FEMALE"),
-			chromedp.SendKeys(tid("f-metadata.labels"), "team=green"))
+			chromedp.SendKeys(tid("f-spec.friend"), "p-a"), chromedp.SendKeys(tid("f-metadata.labels"), "team=green"))
 		screenshot(t, admin, shots, "create")
 		run(t, admin, chromedp.Click(tid("save")), chromedp.WaitVisible(tid("delete")))
+		// The friend field is indexed and names a Person: a link to it.
+		if href := val(t, admin, chromedp.Evaluate[string](`document.querySelector('[data-testid="ref-spec.friend"]').getAttribute('href')`)); href != list+"/p-a" {
+			t.Errorf("friend link %q", href)
+		}
 		got := s.must(t, "GET", persons+"/p-form", nil, 200)
 		spec := got["spec"].(map[string]any)
 		if spec["age"] != float64(33) || spec["gender"] != "FEMALE" || spec["name"] != "Form Person" ||

@@ -181,6 +181,7 @@ function Field({ st, path, schema, obj, setObj, errs, ro, indexed, required }) {
   }
   const tid = 'f-' + path;
   let input;
+  let link = null;
   const hint = [];
   if (s.minimum !== undefined) hint.push(`≥ ${s.minimum}`);
   if (s.maximum !== undefined) hint.push(`≤ ${s.maximum}`);
@@ -204,12 +205,14 @@ function Field({ st, path, schema, obj, setObj, errs, ro, indexed, required }) {
     const shown = type === 'datetime-local' && v ? v.slice(0, 19) : v ?? '';
     input = html`<input type=${type} disabled=${ro} value=${shown} maxlength=${s.maxLength} data-testid=${tid}
       onInput=${(e) => put(e.target.value === '' ? undefined : type === 'datetime-local' ? new Date(e.target.value).toISOString() : e.target.value)} />`;
+    // The link sits beside the input, never around it: wrapping would
+    // remount the input and lose its focus mid-typing.
     const target = indexed.includes(path) && refTarget(s, st.models);
-    if (target && v) input = html`${input} <a href="${modelHash(target)}/${encodeURIComponent(v)}" data-testid=${'ref-' + path}>open ${target.kind} ${v}</a>`;
+    if (target && v) link = html`<a href="${modelHash(target)}/${encodeURIComponent(v)}" data-testid=${'ref-' + path}>open ${target.kind} ${v}</a>`;
   } else {
     return html`<div class="field"><label>${name}</label><span class="muted">edit in the JSON tab</span>${err}</div>`;
   }
-  return html`<div class="field"><label>${name}${required ? html` <span class="error" title="required">*</span>` : null}</label>${input} ${hint.length ? html`<span class="hint">${hint.join(', ')}</span>` : null}
+  return html`<div class="field"><label>${name}${required ? html` <span class="error" title="required">*</span>` : null}</label>${input} ${link} ${hint.length ? html`<span class="hint">${hint.join(', ')}</span>` : null}
     ${s.description ? html`<div class="hint">${s.description}</div>` : null}${err}</div>`;
 }
 
