@@ -400,6 +400,19 @@ func TestConsole(t *testing.T) {
 		}
 	})
 
+	t.Run("save through the raw JSON editor", func(t *testing.T) {
+		goTo(t, admin, list+"/p-d", tid("tab-json"))
+		run(t, admin, chromedp.Click(tid("tab-json")), chromedp.WaitVisible(tid("raw")),
+			eval(`(() => { const e = document.querySelector('[data-testid="raw"]'); const o = JSON.parse(e.value);
+				o.spec.name = 'Edited as JSON'; o.metadata.annotations = {note: 'raw'};
+				e.value = JSON.stringify(o); e.dispatchEvent(new Event('input', {bubbles: true})); })()`),
+			chromedp.Click(tid("save")), chromedp.WaitVisible(tid("saved")))
+		got := s.must(t, "GET", persons+"/p-d", nil, 200)
+		if got["spec"].(map[string]any)["name"] != "Edited as JSON" || got["metadata"].(map[string]any)["annotations"].(map[string]any)["note"] != "raw" {
+			t.Errorf("saved %v", got)
+		}
+	})
+
 	t.Run("a viewer sees no create, edit or delete controls and cannot reach them", func(t *testing.T) {
 		s.must(t, "POST", "/apis/api.console.svc.run/v1alpha1/users",
 			map[string]any{"name": "viewer", "password": "viewer-password-1", "roles": []string{"example-role-view-persons"}}, 201)
