@@ -212,9 +212,8 @@ func (u *startup) httpAPI(context.Context) error {
 		d[consoleDoc] = console
 		return d
 	}
-	a := api.New(api.Options{Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.access.Guard.Check, Settle: u.access.Settle,
+	a := api.New(api.Options{Console: web.Handler("/console/", u.f.BrandDomain), Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.access.Guard.Check, Settle: u.access.Settle,
 		OpenAPI: openAPIDoc(u.reg, docs, u.f.BrandDomain, u.log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
-		Console:  web.Handler("/console/", u.f.BrandDomain),
 		NotReady: u.pending.NotReady})
 	for m, f := range u.access.Routes {
 		a.UseRoutes(m, f)
