@@ -10,14 +10,14 @@ CRASH_SIZES   ?= 100,102400
 CRASH_OBJECTS ?= 32
 SOAK          ?= 10m
 
-.PHONY: run test fmt-check vet unit unit-etcd allocs loadgen-test loadgen bench fuzz crash soak generate etcd cluster bench-etcd
+.PHONY: console console-test run test fmt-check vet unit unit-etcd allocs loadgen-test loadgen bench fuzz crash soak generate etcd cluster bench-etcd
 
 # Builds and starts the example server on the embedded store (./data).
 run:
 	$(GO) build -o bin/example-server ./example-plugin/cmd/example-server
 	./bin/example-server $(ARGS)
 
-test: fmt-check vet etcd unit allocs loadgen-test unit-etcd
+test: fmt-check vet etcd unit allocs loadgen-test console-test unit-etcd
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -90,6 +90,30 @@ cluster:
 	GO=$(GO) bash tools/cluster.sh
 
 # examples/bookshelf is a module of its own (a plugin author's), outside ./...
+# The console's vendored browser libraries (runtime/console/web/static/
+# vendor), re-copied from the npm versions pinned in tools/console; the
+# copies are committed, so building and testing need no Node.
+CONSOLE_VENDOR := runtime/console/web/static/vendor
+console:
+	cd tools/console && npm ci --ignore-scripts --no-audit --no-fund
+	rm -rf $(CONSOLE_VENDOR) && mkdir -p $(CONSOLE_VENDOR)
+	v=$$(node -p "require('./tools/console/node_modules/preact/package.json').version"); \
+	  cp tools/console/node_modules/preact/dist/preact.module.js $(CONSOLE_VENDOR)/preact-$$v.module.js; \
+	  cp tools/console/node_modules/preact/hooks/dist/hooks.module.js $(CONSOLE_VENDOR)/preact-hooks-$$v.module.js; \
+	  cp tools/console/node_modules/preact/LICENSE $(CONSOLE_VENDOR)/preact-LICENSE.txt
+	v=$$(node -p "require('./tools/console/node_modules/htm/package.json').version"); \
+	  cp tools/console/node_modules/htm/dist/htm.module.js $(CONSOLE_VENDOR)/htm-$$v.module.js; \
+	  cp tools/console/node_modules/htm/LICENSE $(CONSOLE_VENDOR)/htm-LICENSE.txt
+	@echo "vendored into $(CONSOLE_VENDOR); update the import map in runtime/console/web/static/index.html if a version changed"
+
+# The console in headless Chromium (tools/console, a module of its own so
+# chromedp stays out of the root go.mod); skipped, saying so, without it.
+console-test:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || \
+	  echo "console browser tests skipped: chromium not found (apt-get install chromium)"
+	cd tools/console && GOWORK=off $(GO) vet ./...
+	cd tools/console && GOWORK=off $(GO) test -count=1 -v ./...
+
 generate:
 	$(GO) generate ./...
 	cd examples/bookshelf && GOWORK=off $(GO) generate ./...

@@ -44,6 +44,9 @@ type Options struct {
 	OpenAPI func() ([]byte, error)
 	// SwaggerUI serves /swagger-ui/; nil serves 404.
 	SwaggerUI http.Handler
+	// Console serves the web console at /console/ (runtime/console/web);
+	// nil serves 404.
+	Console http.Handler
 	// Guard admits or refuses every request before routing (access
 	// control); an error is written as the problem response. Nil admits
 	// everything.
@@ -270,6 +273,9 @@ func (s *Server) build() (e *gin.Engine, err error) {
 		e.GET("/swagger-ui", func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, "/swagger-ui/") })
 		e.GET("/swagger-ui/*asset", gin.WrapH(s.opts.SwaggerUI))
 	}
+	if s.opts.Console != nil {
+		e.GET("/console/*asset", gin.WrapH(s.opts.Console))
+	}
 	for _, m := range s.opts.Registry.Models() {
 		h := (&modelAPI{s: s, m: m}).handlers()
 		if f, ok := s.modelRoutes[m]; ok {
@@ -404,6 +410,11 @@ func (s *Server) middleware(c *gin.Context) {
 	// would answer anonymous callers 401 for a path everyone may read).
 	if s.opts.SwaggerUI != nil && c.Request.URL.Path == "/swagger-ui" && (c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead) {
 		c.Redirect(http.StatusMovedPermanently, "/swagger-ui/")
+		c.Abort()
+		return
+	}
+	if s.opts.Console != nil && c.Request.URL.Path == "/console" && (c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead) {
+		c.Redirect(http.StatusMovedPermanently, "/console/")
 		c.Abort()
 		return
 	}

@@ -31,6 +31,10 @@ const (
 	maxBatchBytes = 64 << 10
 )
 
+// WatchSubprotocol is the WebSocket subprotocol a browser offers with its
+// credential subprotocol (docs/api.md); the server selects it.
+const WatchSubprotocol = "svc.watch"
+
 // watch streams events of the model (or of one object) over a WebSocket as
 // JSON text frames {"type":..., "object":...}. Failures before the upgrade
 // are returned as problems; once streaming, the stream just ends.
@@ -72,7 +76,9 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 	}
 	defer sub.Close()
 	hw := &hijackWriter{ResponseWriter: c.Writer}
-	conn, err := websocket.Accept(hw, c.Request, nil)
+	// A browser that offered the console's subprotocol (its credentials
+	// ride in another one, see authz) needs one echoed back.
+	conn, err := websocket.Accept(hw, c.Request, &websocket.AcceptOptions{Subprotocols: []string{WatchSubprotocol}})
 	if err != nil {
 		return nil // Accept has answered the client; the stream is over
 	}

@@ -2,10 +2,12 @@ package authz
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/svcrun/svc/runtime/api/problem"
@@ -36,6 +38,9 @@ func (g *Guard) Check(c *gin.Context) error {
 	if err != nil {
 		return err // a query that does not parse whole: 400, no decision
 	}
+	if err := wsCredentials(c.Request); err != nil {
+		return err
+	}
 	id, err := g.Authn.AuthenticateFrom(c.Request.Context(), c.Request.Header, c.Request.RemoteAddr)
 	if err != nil {
 		// A 401 is for requests that need credentials (docs/api.md): a
@@ -49,7 +54,7 @@ func (g *Guard) Check(c *gin.Context) error {
 		if errors.As(err, &terr) {
 			return throttled(terr)
 		}
-		return Unauthorized("the credentials are not valid")
+		return quiet(c.Request, Unauthorized("the credentials are not valid"))
 	}
 	c.Set(identityKey, id)
 	if id.TokenName != "" && g.Used != nil {
@@ -59,7 +64,7 @@ func (g *Guard) Check(c *gin.Context) error {
 		return nil
 	}
 	if !id.Authenticated {
-		return Unauthorized("this request needs credentials: HTTP Basic or a personal access token")
+		return quiet(c.Request, Unauthorized("this request needs credentials: HTTP Basic or a personal access token"))
 	}
 	return problem.New(http.StatusForbidden, "user %q is not allowed to %s %s", id.User, info.Verb, describe(&info))
 }
@@ -96,6 +101,46 @@ func describe(info *rbac.RequestInfo) string {
 // needs a signed-in caller.
 func Unauthorized(detail string) error {
 	return &problem.Error{Status: http.StatusUnauthorized, Detail: detail, Header: http.Header{"Www-Authenticate": {Challenge}}}
+}
+
+// quiet drops the Challenge from a 401 to a script's request (one with
+// X-Requested-With: XMLHttpRequest, as the console sends): a browser shows
+// its own sign-in dialog for a Basic challenge, over the page's form.
+func quiet(r *http.Request, err error) error {
+	var p *problem.Error
+	if r.Header.Get("X-Requested-With") == "XMLHttpRequest" && errors.As(err, &p) {
+		p.Header.Del("Www-Authenticate")
+	}
+	return err
+}
+
+// WSCredentialPrefix starts the WebSocket subprotocol that carries a
+// browser's Authorization header value, base64url-encoded without
+// padding: a browser cannot set headers on a WebSocket (docs/api.md).
+const WSCredentialPrefix = "svc.authorization."
+
+// wsCredentials moves the credential subprotocol of a WebSocket upgrade
+// with no Authorization header into that header, so it is checked like
+// any other; a malformed one is a 400.
+func wsCredentials(r *http.Request) error {
+	if r.Header.Get("Authorization") != "" || !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return nil
+	}
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for p := range strings.SplitSeq(v, ",") {
+			enc, ok := strings.CutPrefix(strings.TrimSpace(p), WSCredentialPrefix)
+			if !ok {
+				continue
+			}
+			cred, err := base64.RawURLEncoding.DecodeString(enc)
+			if err != nil || len(cred) == 0 {
+				return problem.New(http.StatusBadRequest, "the %s WebSocket subprotocol is not base64url (no padding) of an Authorization header value", WSCredentialPrefix+"…")
+			}
+			r.Header.Set("Authorization", string(cred))
+			return nil
+		}
+	}
+	return nil
 }
 
 // throttled is the 429 of a sign-in the brake refused unchecked.

@@ -18,6 +18,7 @@ import (
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/api/swaggerui"
 	"github.com/svcrun/svc/runtime/authz"
+	"github.com/svcrun/svc/runtime/console/web"
 	"github.com/svcrun/svc/runtime/kinds"
 	"github.com/svcrun/svc/runtime/metrics"
 	"github.com/svcrun/svc/runtime/model"
@@ -219,7 +220,7 @@ func (u *startup) httpAPI(context.Context) error {
 		d[consoleDoc] = console
 		return d
 	}
-	a := api.New(api.Options{Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.access.Guard.Check, Settle: u.access.Settle,
+	a := api.New(api.Options{Console: web.Handler("/console/", u.f.BrandDomain), Store: u.store, Registry: u.reg, Logger: u.log, AccessLog: u.cfg.accessLog, Guard: u.access.Guard.Check, Settle: u.access.Settle,
 		OpenAPI: openAPIDoc(u.reg, docs, u.f.BrandDomain, u.log), SwaggerUI: swaggerui.Handler("/swagger-ui/"),
 		NotReady: u.pending.NotReady, Observer: u.metrics})
 	for m, f := range u.access.Routes {
