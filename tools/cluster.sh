@@ -156,13 +156,16 @@ for ((i = 0; i < ${#etcd_ports[@]}; i++)); do
 	n=$((i + 1))
 	client=http://127.0.0.1:${etcd_ports[i]%%:*}
 	peer=http://127.0.0.1:${etcd_ports[i]#*:}
+	# History is compacted after an hour, as docs/deployment.md advises
+	# (svc does not compact etcd itself).
 	# shellcheck disable=SC2086 # CLUSTER_ETCD_FLAGS holds flags, split on purpose
 	spawn "etcd$n" "$work/etcd$n.log" "$work" "$root/bin/etcd" \
 		--name "etcd$n" --data-dir "$work/etcd$n.etcd" \
 		--listen-client-urls "$client" --advertise-client-urls "$client" \
 		--listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" \
 		--initial-cluster "$initial" --initial-cluster-state new \
-		--initial-cluster-token svc-cluster --log-level warn $CLUSTER_ETCD_FLAGS
+		--initial-cluster-token svc-cluster --log-level warn \
+		--auto-compaction-mode periodic --auto-compaction-retention 1h $CLUSTER_ETCD_FLAGS
 	etcd_pids+=("${pids[${#pids[@]} - 1]}")
 done
 for ((i = 0; i < ${#etcd_ports[@]}; i++)); do
