@@ -54,7 +54,7 @@ func (g *Guard) Check(c *gin.Context) error {
 		if errors.As(err, &terr) {
 			return throttled(terr)
 		}
-		return quiet(c.Request, Unauthorized("the credentials are not valid"))
+		return Unauthorized("the credentials are not valid")
 	}
 	c.Set(identityKey, id)
 	if id.TokenName != "" && g.Used != nil {
@@ -64,7 +64,7 @@ func (g *Guard) Check(c *gin.Context) error {
 		return nil
 	}
 	if !id.Authenticated {
-		return quiet(c.Request, Unauthorized("this request needs credentials: HTTP Basic or a personal access token"))
+		return Unauthorized("this request needs credentials: HTTP Basic or a personal access token")
 	}
 	return problem.New(http.StatusForbidden, "user %q is not allowed to %s %s", id.User, info.Verb, describe(&info))
 }
@@ -101,17 +101,6 @@ func describe(info *rbac.RequestInfo) string {
 // needs a signed-in caller.
 func Unauthorized(detail string) error {
 	return &problem.Error{Status: http.StatusUnauthorized, Detail: detail, Header: http.Header{"Www-Authenticate": {Challenge}}}
-}
-
-// quiet drops the Challenge from a 401 to a script's request (one with
-// X-Requested-With: XMLHttpRequest, as the console sends): a browser shows
-// its own sign-in dialog for a Basic challenge, over the page's form.
-func quiet(r *http.Request, err error) error {
-	var p *problem.Error
-	if r.Header.Get("X-Requested-With") == "XMLHttpRequest" && errors.As(err, &p) {
-		p.Header.Del("Www-Authenticate")
-	}
-	return err
 }
 
 // WSCredentialPrefix starts the WebSocket subprotocol that carries a

@@ -10,25 +10,6 @@ import (
 	"github.com/svcrun/svc/runtime/api/problem"
 )
 
-func TestQuietDropsChallengeForScripts(t *testing.T) {
-	for _, tc := range []struct {
-		xrw  string
-		want string
-	}{{"", Challenge}, {"XMLHttpRequest", ""}} {
-		r := httptest.NewRequest(http.MethodGet, "/apis/x/v1/ys", nil)
-		if tc.xrw != "" {
-			r.Header.Set("X-Requested-With", tc.xrw)
-		}
-		var p *problem.Error
-		if !errors.As(quiet(r, Unauthorized("no")), &p) || p.Status != http.StatusUnauthorized {
-			t.Fatalf("X-Requested-With %q: not a 401 problem", tc.xrw)
-		}
-		if got := p.Header.Get("WWW-Authenticate"); got != tc.want {
-			t.Errorf("X-Requested-With %q: WWW-Authenticate %q, want %q", tc.xrw, got, tc.want)
-		}
-	}
-}
-
 func TestWSCredentials(t *testing.T) {
 	enc := base64.RawURLEncoding.EncodeToString([]byte("Basic YWxpY2U6cHc="))
 	req := func(upgrade, protocols, auth string) *http.Request {

@@ -68,8 +68,7 @@ func (u *userCentre) handle(fn func(c *gin.Context) error) gin.HandlerFunc {
 func (u *userCentre) caller(c *gin.Context) (string, error) {
 	user, ok := u.h.Caller(c)
 	if !ok || user == "" {
-		return "", &problem.Error{Status: http.StatusUnauthorized, Detail: "the user-centre API acts on the caller's own posts and needs credentials",
-			Header: http.Header{"Www-Authenticate": {authz.Challenge}}}
+		return "", authz.Unauthorized("the user-centre API acts on the caller's own posts and needs credentials")
 	}
 	return user, nil
 }

@@ -156,7 +156,14 @@ func trim(err error) string {
 func Write(w http.ResponseWriter, r *http.Request, requestID string, p *Problem) {
 	p.Instance = r.URL.RequestURI()
 	p.RequestID = requestID
+	// A script's request (X-Requested-With: XMLHttpRequest, as the console
+	// sends) gets no Basic challenge: a browser shows its own sign-in
+	// dialog for one, over the page's form.
+	script := r.Header.Get("X-Requested-With") == "XMLHttpRequest"
 	for k, vs := range p.header {
+		if script && k == "Www-Authenticate" {
+			continue
+		}
 		w.Header()[k] = vs
 	}
 	body, err := json.Marshal(p)
