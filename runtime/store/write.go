@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/svcrun/svc/runtime/jsonfast"
@@ -594,14 +595,35 @@ func Validate(m *model.Model, obj object.Object) object.FieldErrors {
 	return errs
 }
 
-// encode serialises obj (with its final metadata) into a new record.
+// encode serialises obj (with its final metadata) into a new record
+// that owns exactly its JSON: the generated encoder writes into a pooled
+// scratch buffer that the record copies (record.New); encoding/json's
+// result is already its own, exactly sized, and is kept.
 func (s *Store) encode(m *model.Model, obj object.Object) (*Record, error) {
-	data, err := marshal(m, obj)
+	if m.EncodeJSON == nil {
+		data, err := json.Marshal(obj)
+		if err != nil {
+			return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, obj.GetEnvelope().Metadata.Name, err)
+		}
+		return record.Adopt(m, obj, data), nil
+	}
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
+	data, err := m.EncodeJSON((*buf)[:0], obj)
 	if err != nil {
 		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, obj.GetEnvelope().Metadata.Name, err)
 	}
+	if cap(data) <= maxScratch {
+		*buf = data[:0]
+	}
 	return record.New(m, obj, data), nil
 }
+
+// scratch holds encoder buffers; one larger than maxScratch (a large
+// object) is not kept.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxScratch = 64 << 10
 
 // encodeNext is encode for an update: same is obj's JSON with version
 // prev, obj now carries prev+1. The version is the one member that
@@ -615,7 +637,7 @@ func (s *Store) encodeNext(m *model.Model, obj object.Object, same []byte, prev 
 			data = append(data, same[:i+10]...)
 			data = strconv.AppendInt(data, prev+1, 10)
 			data = append(data, same[j:]...)
-			return record.New(m, obj, data), nil
+			return record.Adopt(m, obj, data), nil // data is this record's alone
 		}
 	}
 	return s.encode(m, obj)
