@@ -67,8 +67,11 @@ func TestPaceRealClock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	n := 0
+	start := time.Now()
 	pace(ctx, 500, func(int) bool { n++; return true })
-	if n < 50 || n > 110 {
-		t.Fatalf("sent %d in 200ms at 500/s", n)
+	// A loaded machine may see the deadline late: bound by what was due
+	// when pace returned, not by the 200 ms asked for.
+	if due := int(time.Since(start).Seconds()*500) + 1; n < 50 || n > due {
+		t.Fatalf("sent %d in %v at 500/s (due %d)", n, time.Since(start), due)
 	}
 }
