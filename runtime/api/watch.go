@@ -100,16 +100,21 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 	s.stall = time.AfterFunc(s.timeout, func() { s.stalled.Store(true); conn.CloseNow() })
 	s.stall.Stop()
 	defer s.stall.Stop()
+	// Whichever branch below sees the connection the stall closed (the
+	// send, a ping, the read side), the client is the one that stopped
+	// reading. Runs before the Observer's deferred call.
+	defer func() {
+		if s.stalled.Load() {
+			dropped = WatchDroppedUnresponsive
+		}
+	}()
 	for {
 		select {
 		case ev, ok := <-sub.C:
 			if ok {
 				var err error
 				if ok, err = s.send(ev, sub.C); err != nil {
-					if s.stalled.Load() { // else the client left
-						dropped = WatchDroppedUnresponsive
-					}
-					return nil
+					return nil // the client left, or stalled (above)
 				}
 			}
 			if !ok {
@@ -127,10 +132,7 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 			unanswered := errors.Is(pctx.Err(), context.DeadlineExceeded) // else the client left
 			cancel()
 			if err != nil {
-				// A stall that fired as its send was finishing closed the
-				// connection under the ping: the client was still the one
-				// that stopped reading.
-				if unanswered || s.stalled.Load() {
+				if unanswered {
 					dropped = WatchDroppedUnresponsive
 				}
 				return nil
@@ -139,9 +141,6 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 			conn.Close(websocket.StatusGoingAway, "server shutting down")
 			return nil
 		case <-ctx.Done():
-			if s.stalled.Load() { // the stall closed it, not the client
-				dropped = WatchDroppedUnresponsive
-			}
 			return nil
 		}
 	}
