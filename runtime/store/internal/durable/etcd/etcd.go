@@ -74,12 +74,12 @@ type Backend struct {
 	prefix string
 	opts   Options
 	log    *slog.Logger
-	// group commit (Write): writes queue here, and one loop sends what
-	// queued while the last transactions were in flight as one.
-	queue    chan *queued
-	inflight chan struct{}
-	stop     chan struct{}
-	stopped  chan struct{}
+	// group commit (Write): writes queue here, and one loop (group) sends
+	// what queued while the last transactions were in flight as one.
+	queue   chan *queued
+	send    func([]*queued) // sendGroup; tests replace it
+	stop    chan struct{}
+	stopped chan struct{}
 }
 
 // Open connects to the cluster and checks that it answers.
@@ -133,8 +133,8 @@ func Open(opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("etcd: connect to %v: %w", opts.Endpoints, err)
 	}
 	b := &Backend{cli: cli, prefix: opts.Prefix, opts: opts, log: opts.Logger,
-		queue: make(chan *queued, 1024), inflight: make(chan struct{}, maxInflight),
-		stop: make(chan struct{}), stopped: make(chan struct{})}
+		queue: make(chan *queued, 1024), stop: make(chan struct{}), stopped: make(chan struct{})}
+	b.send = b.sendGroup
 	ctx, cancel := context.WithTimeout(context.Background(), opts.DialTimeout)
 	defer cancel()
 	if _, err := b.Revision(ctx); err != nil {
@@ -253,9 +253,12 @@ func (e *CompactedError) Error() string {
 func (b *Backend) Watch(ctx context.Context, from int64, fn func(rev int64, evs []Event) error) error {
 	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
-	ch := b.cli.Watch(ctx, b.prefix, clientv3.WithPrefix(), clientv3.WithRev(from+1),
-		clientv3.WithProgressNotify())
 	objects, gone := b.prefix+"o/", b.prefix+"g/"
+	// Only the keys from g/ to o/ (removals' final states, the elections'
+	// locks, objects): a create's or update's unique claims (u/) would
+	// double what etcd encodes and every replica decodes, for nothing.
+	ch := b.cli.Watch(ctx, gone, clientv3.WithRange(clientv3.GetPrefixRangeEnd(objects)),
+		clientv3.WithRev(from+1), clientv3.WithProgressNotify())
 	next := from + 1
 	for resp := range ch {
 		if resp.CompactRevision != 0 {
@@ -671,11 +674,21 @@ func (b *Backend) RequestProgress(ctx context.Context) error {
 	return b.cli.RequestProgress(clientv3.WithRequireLeader(ctx))
 }
 
-// Group commit. etcd's cost is mostly per request (a gRPC call, a raft
-// entry, an apply, a watch notification), so writes that arrive while
-// others are in flight go to etcd as one transaction of many writes.
+// Group commit. etcd's cost is mostly per transaction (a gRPC call, a
+// raft entry and its fsyncs on every member, an apply, a watch
+// notification), so writes that arrive while others are in flight go to
+// etcd as one transaction of many writes.
+//
+// One transaction is in flight at a time, and a second only once
+// minSecond writes wait for it: a second slot sent whatever had queued,
+// often one write, and etcd spent a transaction on it. On the 2-core
+// benchmark of docs/performance.md ("Replicas on etcd"), where etcd's
+// members take half the CPU, waiting for 12 took transactions from 7.5
+// to 10.5 writes and creates through a replica from 1,790–2,080/s to
+// 2,230–2,290/s (4 rounds back to back).
 const (
-	maxInflight  = 2   // transactions in flight: fewer, larger groups measured faster (docs/performance.md)
+	maxInflight  = 2   // transactions in flight at most
+	minSecond    = 12  // writes a second transaction waits for (see above)
 	maxGroupOps  = 120 // operations per transaction, under etcd's default --max-txn-ops (128)
 	maxGroupSize = 1 << 20
 )
@@ -716,71 +729,106 @@ func (b *Backend) Write(ctx context.Context, w Write) (int64, error) {
 	case <-b.stop:
 		return 0, &UnavailableError{Err: errors.New("closed")}
 	}
-	r := <-q.done
-	return r.rev, r.err
-}
-
-// group takes what has queued, up to a transaction's worth, and sends it
-// while up to maxInflight others are in flight.
-func (b *Backend) group() {
-	defer close(b.stopped)
-	var carry *queued
-	for {
-		first := carry
-		carry = nil
-		if first == nil {
-			select {
-			case first = <-b.queue:
-			case <-b.stop:
-				return
-			}
-		}
-		// Wait for a slot first: what queues meanwhile joins this group.
+	select {
+	case r := <-q.done:
+		return r.rev, r.err
+	case <-b.stopped:
+		// Queued as the loop stopped: never sent, unless answered just now.
 		select {
-		case b.inflight <- struct{}{}:
-		case <-b.stop:
-			first.done <- result{err: &UnavailableError{Err: errors.New("closed")}}
-			return
+		case r := <-q.done:
+			return r.rev, r.err
+		default:
+			return 0, &UnavailableError{Err: errors.New("closed")}
 		}
-		var group []*queued
-		seen := map[string]bool{}
-		ops, size := 0, 0
-		add := func(q *queued) {
-			for _, k := range q.keys {
-				seen[k] = true
-			}
-			ops += len(q.keys) + 1
-			size += len(q.w.Value) + len(q.w.Final)
-			group = append(group, q)
-		}
-		add(first)
-	fill:
-		for ops < maxGroupOps && size < maxGroupSize {
-			select {
-			case q := <-b.queue:
-				clash := ops+len(q.keys)+1 > maxGroupOps || size+len(q.w.Value)+len(q.w.Final) > maxGroupSize
-				for _, k := range q.keys {
-					clash = clash || seen[k]
-				}
-				if clash {
-					carry = q
-					break fill
-				}
-				add(q)
-			default:
-				break fill
-			}
-		}
-		go func() {
-			defer func() { <-b.inflight }()
-			b.send(group)
-		}()
 	}
 }
 
-// send commits a group as one transaction; if any precondition fails,
-// each write is tried on its own so each gets its own answer.
-func (b *Backend) send(group []*queued) {
+// group is the next transaction being filled. Writes naming a key it
+// already names wait in later, in arrival order, for the next one.
+type group struct {
+	qs        []*queued
+	later     []*queued
+	keys      map[string]bool
+	ops, size int
+}
+
+// add puts q in g, or in later when it cannot share g's transaction.
+func (g *group) add(q *queued) {
+	n, sz := len(q.keys)+1, len(q.w.Value)+len(q.w.Final)
+	fits := len(g.later) == 0 && (len(g.qs) == 0 || g.ops+n <= maxGroupOps && g.size+sz <= maxGroupSize)
+	for _, k := range q.keys {
+		fits = fits && !g.keys[k]
+	}
+	if !fits {
+		g.later = append(g.later, q)
+		return
+	}
+	if g.keys == nil {
+		g.keys = map[string]bool{}
+	}
+	for _, k := range q.keys {
+		g.keys[k] = true
+	}
+	g.ops, g.size = g.ops+n, g.size+sz
+	g.qs = append(g.qs, q)
+}
+
+// full: nothing more joins g.
+func (g *group) full() bool {
+	return len(g.later) > 0 || g.ops >= maxGroupOps || g.size >= maxGroupSize
+}
+
+// take returns g's writes and starts the next group with what waited.
+func (g *group) take() []*queued {
+	qs, later := g.qs, g.later
+	*g = group{}
+	for _, q := range later {
+		g.add(q)
+	}
+	return qs
+}
+
+// group sends what has queued as one transaction when none is in flight,
+// or as a second one when it is full or holds minSecond writes.
+func (b *Backend) group() {
+	defer close(b.stopped)
+	done := make(chan struct{}, maxInflight)
+	inflight := 0
+	var g group
+	for {
+		if len(g.qs) > 0 && inflight < maxInflight && (inflight == 0 || len(g.qs) >= minSecond || g.full()) {
+			qs := g.take()
+			inflight++
+			go func() {
+				b.send(qs)
+				done <- struct{}{}
+			}()
+			continue
+		}
+		in := b.queue
+		if g.full() {
+			in = nil // wait for a transaction to return
+		}
+		select {
+		case q := <-in:
+			g.add(q)
+		case <-done:
+			inflight--
+		case <-b.stop:
+			for _, q := range append(g.qs, g.later...) {
+				q.done <- result{err: &UnavailableError{Err: errors.New("closed")}}
+			}
+			for ; inflight > 0; inflight-- {
+				<-done
+			}
+			return
+		}
+	}
+}
+
+// sendGroup commits a group as one transaction; if any precondition
+// fails, each write is tried on its own so each gets its own answer.
+func (b *Backend) sendGroup(group []*queued) {
 	if len(group) == 1 {
 		rev, err := b.Commit(group[0].ctx, group[0].w)
 		group[0].done <- result{rev, err}
