@@ -145,15 +145,25 @@ func decodeStrict(m *model.Model, data []byte, fresh bool) (object.Object, error
 // Go type, and reports false unless the object is valid as the store
 // checks it (m's apiVersion and kind, metadata, the model's field rules): a body
 // with anything to report is decoded again the generic way, which
-// reports it (docs/api.md). A create of a model with defaults decodes
-// the generic way, which fills them in.
+// reports it (docs/api.md). A create fills m's defaults into the typed
+// value (codec.TypedDefaults) before it is checked; a model whose type
+// cannot take them that way decodes the generic way.
 func decodeFast(m *model.Model, data []byte, fresh bool) (object.Object, bool) {
-	if m.DecodeJSON == nil || fresh && m.Defaults != nil {
+	if m.DecodeJSON == nil {
 		return nil, false
+	}
+	var fill func(object.Object)
+	if fresh && m.Defaults != nil {
+		if fill = codec.TypedDefaults(m); fill == nil {
+			return nil, false
+		}
 	}
 	obj, ok := m.DecodeJSON(data)
 	if !ok {
 		return nil, false
+	}
+	if fill != nil {
+		fill(obj)
 	}
 	// Both are present (the schema requires them); "" names no model.
 	if env := obj.GetEnvelope(); env.APIVersion != m.APIVersion() || env.Kind != m.Kind || len(store.Validate(m, obj)) > 0 {

@@ -109,8 +109,8 @@ type Model struct {
 	// It reports false for anything it does not read exactly as the
 	// generic decode (ValidateJSON, then encoding/json) would, every
 	// invalid body included: the caller then decodes the generic way,
-	// which names every violation. It fills in no defaults, so a create
-	// of a model with Defaults decodes the generic way.
+	// which names every violation. It fills in no defaults: a create
+	// fills them into the decoded value (codec.TypedDefaults).
 	DecodeJSON func(data []byte) (object.Object, bool)
 
 	// EncodeJSON, when set (generated), appends the JSON of an object of

@@ -1,0 +1,4 @@
+package api
+
+// DecodeFast is decodeFast, for the external tests.
+var DecodeFast = decodeFast
