@@ -171,7 +171,7 @@ func plain(k reflect.Kind) bool {
 func jsonFields(t reflect.Type) map[string]reflect.StructField {
 	out := map[string]reflect.StructField{}
 	for _, f := range reflect.VisibleFields(t) {
-		if !f.IsExported() || f.Anonymous && f.Tag.Get("json") == "" {
+		if !f.IsExported() || f.Anonymous && f.Tag.Get("json") == "" || throughPointer(t, f.Index) {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -186,6 +186,19 @@ func jsonFields(t reflect.Type) map[string]reflect.StructField {
 		}
 	}
 	return out
+}
+
+// throughPointer: the field at index is promoted through an embedded
+// pointer, which may be nil (such a property is left to the generic path).
+func throughPointer(t reflect.Type, index []int) bool {
+	for _, i := range index[:len(index)-1] {
+		f := t.Field(i)
+		if f.Type.Kind() == reflect.Pointer {
+			return true
+		}
+		t = f.Type
+	}
+	return false
 }
 
 // apply fills the defaults into v, an addressable value of the plan's type.
