@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 
 	"github.com/svcrun/svc/runtime/model"
@@ -28,31 +27,20 @@ func TypedDefaults(m *model.Model) func(object.Object) {
 	if m.Defaults == nil {
 		return nil
 	}
-	if p, ok := plans.Load(m); ok {
-		return p.(*typedPlan).fill
+	if f, ok := plans.Load(m); ok {
+		return f.(func(object.Object))
 	}
-	t := reflect.TypeOf(m.NewObject())
-	var tp *typedPlan
-	if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
-		if vp, err := buildPlan(t.Elem(), m.Defaults); err == nil {
-			tp = &typedPlan{root: vp}
+	var fill func(object.Object) // nil: the generic decode fills them in
+	if t := reflect.TypeOf(m.NewObject()); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		if p, err := buildPlan(t.Elem(), m.Defaults); err == nil {
+			fill = func(obj object.Object) { p.apply(reflect.ValueOf(obj).Elem()) }
 		}
 	}
-	if tp == nil {
-		tp = &typedPlan{} // fill nil: the generic decode fills them in
-	} else {
-		tp.fill = func(obj object.Object) { tp.root.apply(reflect.ValueOf(obj).Elem()) }
-	}
-	actual, _ := plans.LoadOrStore(m, tp)
-	return actual.(*typedPlan).fill
+	f, _ := plans.LoadOrStore(m, fill)
+	return f.(func(object.Object))
 }
 
-var plans sync.Map // *model.Model → *typedPlan
-
-type typedPlan struct {
-	root *valuePlan
-	fill func(object.Object)
-}
+var plans sync.Map // *model.Model → func(object.Object), nil when unplanned
 
 // valuePlan fills the defaults of one value of a type: its fields (a
 // struct), its elements (a slice) or its values (a map).
@@ -78,7 +66,7 @@ func buildPlan(t reflect.Type, d *model.Defaults) (*valuePlan, error) {
 		if t.Kind() != reflect.Struct {
 			return nil, fmt.Errorf("codec: defaults of properties on a %s", t)
 		}
-		fields := jsonFields(t)
+		fields := plannedFields(t)
 		for name, pd := range d.Props {
 			f, ok := fields[name]
 			if !ok {
@@ -166,39 +154,20 @@ func plain(k reflect.Kind) bool {
 	return false
 }
 
-// jsonFields maps the JSON names of t's fields, promoted ones included,
-// to the fields.
-func jsonFields(t reflect.Type) map[string]reflect.StructField {
-	out := map[string]reflect.StructField{}
-	for _, f := range reflect.VisibleFields(t) {
-		if !f.IsExported() || f.Anonymous && f.Tag.Get("json") == "" || throughPointer(t, f.Index) {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		if _, dup := out[name]; !dup || len(f.Index) < len(out[name].Index) {
-			out[name] = f
+// plannedFields are t's fields by JSON name (structFields) but those
+// promoted through an embedded pointer, which may be nil in a decoded
+// object (such a property is left to the generic path).
+func plannedFields(t reflect.Type) map[string]reflect.StructField {
+	out := structFields(t)
+	for name, f := range out {
+		for i, ft := 0, t; i < len(f.Index)-1; i++ {
+			if ft = ft.Field(f.Index[i]).Type; ft.Kind() == reflect.Pointer {
+				delete(out, name)
+				break
+			}
 		}
 	}
 	return out
-}
-
-// throughPointer: the field at index is promoted through an embedded
-// pointer, which may be nil (such a property is left to the generic path).
-func throughPointer(t reflect.Type, index []int) bool {
-	for _, i := range index[:len(index)-1] {
-		f := t.Field(i)
-		if f.Type.Kind() == reflect.Pointer {
-			return true
-		}
-		t = f.Type
-	}
-	return false
 }
 
 // apply fills the defaults into v, an addressable value of the plan's type.

@@ -17,8 +17,8 @@ type withEmbedded struct {
 // A property promoted through an embedded pointer is not planned: the
 // pointer may be nil in a decoded object, and setting through it would
 // panic.
-func TestJSONFieldsSkipWhatAnEmbeddedPointerPromotes(t *testing.T) {
-	got := jsonFields(reflect.TypeOf(withEmbedded{}))
+func TestPlannedFieldsSkipWhatAnEmbeddedPointerPromotes(t *testing.T) {
+	got := plannedFields(reflect.TypeOf(withEmbedded{}))
 	if _, ok := got["own"]; !ok {
 		t.Error("own field missing")
 	}

@@ -194,34 +194,49 @@ func kindName(t reflect.Type) string {
 // ",string" (whose value is text) are left out unless text is set.
 func JSONFields(t reflect.Type, text bool) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
+	for name, f := range structFields(t) {
+		_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !text && strings.Contains(","+opts+",", ",string,") {
+			continue // ",string" fields take their value as text: not walked
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+// structFields maps the JSON names of struct type t to its fields, each
+// Index a path from t (through embedded structs, pointers included).
+func structFields(t reflect.Type) map[string]reflect.StructField {
+	out := map[string]reflect.StructField{}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
 		if tag == "-" {
 			continue
 		}
-		name, opts, _ := strings.Cut(tag, ",")
+		name, _, _ := strings.Cut(tag, ",")
 		if f.Anonymous && name == "" {
 			ft := f.Type
 			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				for k, v := range JSONFields(ft, text) {
+				for k, sf := range structFields(ft) {
 					if _, ok := out[k]; !ok {
-						out[k] = v
+						sf.Index = append([]int{i}, sf.Index...)
+						out[k] = sf
 					}
 				}
 				continue
 			}
 		}
-		if !f.IsExported() || !text && strings.Contains(","+opts+",", ",string,") {
-			continue // ",string" fields take their value as text: not walked
+		if !f.IsExported() {
+			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		out[name] = f.Type
+		out[name] = f
 	}
 	return out
 }

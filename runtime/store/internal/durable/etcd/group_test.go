@@ -81,15 +81,9 @@ func (f *fakeEtcd) none(t *testing.T, within time.Duration) {
 	}
 }
 
-// queued waits until n writes wait in the loop's queue or group.
-func waitQueued(t *testing.T, b *Backend, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(b.queue) < n && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond) // the loop takes them into its group
-}
+// settle gives the writes just started time to reach the loop's group
+// (each is sent from its own goroutine).
+func settle() { time.Sleep(20 * time.Millisecond) }
 
 func TestGroupWaitsForTheTransactionInFlight(t *testing.T) {
 	b, f := newGrouping(t)
@@ -142,11 +136,11 @@ func TestGroupNamesAKeyOnceAndKeepsOrder(t *testing.T) {
 	write(b, "first")
 	f.next(t)
 	write(b, "a")
-	waitQueued(t, b, 0)
+	settle()
 	write(b, "a") // the same key: not in the same transaction
-	waitQueued(t, b, 0)
+	settle()
 	write(b, "b") // after it: waits too, so writes go out in arrival order
-	waitQueued(t, b, 0)
+	settle()
 	f.release <- struct{}{}
 	if got := f.next(t); fmt.Sprint(got) != "[a]" {
 		t.Fatalf("second transaction: %v, want [a]", got)
@@ -165,7 +159,7 @@ func TestGroupBoundsItsOperations(t *testing.T) {
 	for i := range n {
 		write(b, fmt.Sprint("w", i))
 	}
-	waitQueued(t, b, 0)
+	settle()
 	for range n {
 		f.release <- struct{}{} // every transaction returns at once from here on
 	}
@@ -191,7 +185,7 @@ func TestGroupCloseAnswersEveryWrite(t *testing.T) {
 	for i := range 3 {
 		waiting = append(waiting, write(b, fmt.Sprint("b", i)))
 	}
-	waitQueued(t, b, 0)
+	settle()
 	close(b.stop)
 	f.release <- struct{}{}
 	if err := <-inFlight; err != nil {
