@@ -115,8 +115,7 @@ func (m *Metrics) Handler() http.Handler {
 // Routes serves GET /metrics; access control decides who may ask
 // before routing, as for every route.
 func (m *Metrics) Routes(r gin.IRouter) {
-	h := m.Handler()
-	r.GET(Path, func(c *gin.Context) { h.ServeHTTP(c.Writer, c.Request) })
+	r.GET(Path, gin.WrapH(m.Handler()))
 }
 
 // Request implements api.Observer.

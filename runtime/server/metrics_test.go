@@ -233,8 +233,10 @@ func TestMetrics(t *testing.T) {
 	servertest.Eventually(t, "watch stream counted open", func() (bool, string) { v := open(); return v == 1, fmt.Sprint(v) })
 	ws.Close(websocket.StatusNormalClosure, "")
 	servertest.Eventually(t, "watch stream counted closed", func() (bool, string) { v := open(); return v == 0, fmt.Sprint(v) })
-	if v := value(scraper.scrape(), "svc_watch_streams_dropped_total", map[string]string{"reason": "slow"}); v != 0 {
-		t.Errorf("dropped (slow) = %v after a client closed its stream", v)
+	for _, reason := range []string{"slow", "unresponsive"} {
+		if v := value(scraper.scrape(), "svc_watch_streams_dropped_total", map[string]string{"reason": reason}); v != 0 {
+			t.Errorf("dropped (%s) = %v after a client closed its stream", reason, v)
+		}
 	}
 }
 

@@ -38,6 +38,7 @@ type batch struct {
 	reads    map[*table]*memdb.Txn
 	order    []*table
 	payloads [][]byte
+	bytes    int64 // of payloads
 	changes  []tableChange
 	err      error // an internal failure that poisons the whole batch
 	store    *Store
@@ -244,10 +245,7 @@ func (s *Store) flush(b *batch) {
 // syncer logs it (finish); then, between batches, it starts a snapshot if
 // one is due.
 func (s *Store) handOff(b *batch) {
-	var n int64
-	for _, p := range b.payloads {
-		n += int64(len(p))
-	}
+	n := b.bytes
 	s.inflight.Add(1)
 	s.synced <- b
 	// The syncer, woken by the send, waits on this processor until the
@@ -350,7 +348,7 @@ func (s *Store) syncer(done chan<- struct{}) {
 		} else {
 			// Before the answers: a writer that reads the metrics after
 			// its write finds it counted.
-			s.metrics.observeBatch(b.payloads, took)
+			s.metrics.observeBatch(len(b.payloads), b.bytes, took)
 			s.publish(b, int64(rev))
 		}
 		s.inflight.Done()
@@ -513,6 +511,7 @@ func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 	st.idx.Reindex(st.model, old, rec, true)
 	b.steps = append(b.steps, step{t, old, rec})
 	b.payloads = append(b.payloads, payload)
+	b.bytes += int64(len(payload))
 	b.changes = append(b.changes, tableChange{t, watch.Change[*Record]{Old: old, New: rec, HasOld: old != nil, HasNew: true}})
 }
 

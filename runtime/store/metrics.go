@@ -51,13 +51,9 @@ func newStoreMetrics() *storeMetrics {
 
 // observeBatch records a committed batch; took is its log write and
 // fsync, 0 for a store without a log.
-func (m *storeMetrics) observeBatch(payloads [][]byte, took time.Duration) {
-	n := 0
-	for _, p := range payloads {
-		n += len(p)
-	}
-	m.batchWrites.Observe(float64(len(payloads)))
-	m.batchBytes.Observe(float64(n))
+func (m *storeMetrics) observeBatch(writes int, bytes int64, took time.Duration) {
+	m.batchWrites.Observe(float64(writes))
+	m.batchBytes.Observe(float64(bytes))
 	if took > 0 {
 		m.sync.Observe(took.Seconds())
 	}
