@@ -10,7 +10,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -114,23 +113,12 @@ func logShapes(b *testing.B, when string, s *store.Store, m *model.Model) {
 func churn(b *testing.B, s *store.Store, m *model.Model, n int) {
 	ctx := context.Background()
 	parallel(n, 16, func(i int) {
-		rec, err := s.Get(ctx, m, benchPerson(i).Metadata.Name)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		p, err := store.Decode(m, rec)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		p.(*storetest.Person).Spec.Age = storetest.Int64(int64((i + 1) % 97))
-		if _, err := s.Update(ctx, m, p); err != nil {
+		if err := setAge(s, m, i, int64((i+1)%97)); err != nil {
 			b.Error(err)
 		}
 	})
 	parallel(n, 16, func(i int) {
-		if _, err := s.Delete(ctx, m, benchPerson(i).Metadata.Name); err != nil {
+		if _, err := s.Delete(ctx, m, personName(i)); err != nil {
 			b.Error(err)
 		}
 		if _, err := s.Create(ctx, m, benchPerson(n+i)); err != nil {
@@ -220,21 +208,4 @@ func rss(b *testing.B) int64 {
 	}
 	b.Fatal("no VmRSS in /proc/self/status")
 	return 0
-}
-
-// parallel calls fn(i) for every i in [0, n) from the given number of
-// goroutines.
-func parallel(n, writers int, fn func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

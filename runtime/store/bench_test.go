@@ -23,7 +23,7 @@ import (
 // tens, so it correlates with the age sort; rare: 0.1% of objects), 5
 // indexed fields.
 func benchPerson(i int) *storetest.Person {
-	p := storetest.NewPerson(fmt.Sprintf("person-%07d", i), storetest.PersonSpec{
+	p := storetest.NewPerson(personName(i), storetest.PersonSpec{
 		Name:   fmt.Sprintf("Person Number %d", i),
 		Age:    storetest.Int64(int64(i % 97)),
 		Gender: []string{"MALE", "FEMALE"}[i%2],
@@ -66,35 +66,54 @@ func populated(b *testing.B) (*store.Store, *model.Model) {
 	return readStore, readModel
 }
 
+// personName is the name of benchPerson(i), without building it.
+func personName(i int) string { return fmt.Sprintf("person-%07d", i) }
+
 // createAll creates persons [from, to) with the given number of writers.
 func createAll(b *testing.B, s *store.Store, m *model.Model, from, to, writers int) {
+	parallel(to-from, writers, func(i int) {
+		if _, err := s.Create(context.Background(), m, benchPerson(from+i)); err != nil {
+			b.Error(err)
+		}
+	})
+}
+
+// parallel calls fn(i) for every i in [0, n) from the given number of
+// goroutines.
+func parallel(n, writers int, fn func(i int)) {
 	var next atomic.Int64
-	next.Store(int64(from))
 	var wg sync.WaitGroup
 	for range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= to {
-					return
-				}
-				if _, err := s.Create(context.Background(), m, benchPerson(i)); err != nil {
-					b.Error(err)
-					return
-				}
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
 			}
-		}()
+		})
 	}
 	wg.Wait()
+}
+
+// setAge stores benchmark person i with spec.age age.
+func setAge(s *store.Store, m *model.Model, i int, age int64) error {
+	ctx := context.Background()
+	rec, err := s.Get(ctx, m, personName(i))
+	if err != nil {
+		return err
+	}
+	p, err := store.Decode(m, rec)
+	if err != nil {
+		return err
+	}
+	p.(*storetest.Person).Spec.Age = storetest.Int64(age)
+	_, err = s.Update(ctx, m, p)
+	return err
 }
 
 // randomNames returns names of benchmark persons picked at random.
 func randomNames() []string {
 	names := make([]string, 4096)
 	for i := range names {
-		names[i] = fmt.Sprintf("person-%07d", rand.IntN(100_000))
+		names[i] = personName(rand.IntN(100_000))
 	}
 	return names
 }

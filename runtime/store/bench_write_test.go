@@ -68,24 +68,12 @@ func BenchmarkUpdateOneField100kTags(b *testing.B) { benchBigUpdate(b, 100_000) 
 // from 16 writers (a conflict, two writers on one person, is skipped).
 func BenchmarkUpdateDurable16Writers_100k(b *testing.B) {
 	s, m := durable(b)
-	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
 	parallel(b.N, 16, func(i int) {
-		rec, err := s.Get(ctx, m, benchPerson(i%100_000).Metadata.Name)
-		if err != nil {
-			b.Error(err)
-			return
-		}
-		p, err := store.Decode(m, rec)
-		if err != nil {
-			b.Error(err)
-			return
-		}
 		// Another age than benchPerson's (an identical write changes nothing).
-		p.(*storetest.Person).Spec.Age = storetest.Int64(int64((i + 1 + i/100_000) % 97))
-		if _, err := s.Update(ctx, m, p); err != nil && !errors.Is(err, store.ErrConflict) {
+		if err := setAge(s, m, i%100_000, int64((i+1+i/100_000)%97)); err != nil && !errors.Is(err, store.ErrConflict) {
 			b.Error(err)
 		}
 	})
