@@ -9,21 +9,6 @@ import (
 	"sync"
 )
 
-// StatusOf returns the top-level status member of an object's JSON; nil
-// when it is absent or null.
-func StatusOf(data []byte) (json.RawMessage, error) {
-	var v struct {
-		Status json.RawMessage `json:"status"`
-	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("object: read status: %w", err)
-	}
-	if isNull(v.Status) {
-		return nil, nil
-	}
-	return v.Status, nil
-}
-
 // SetStatus replaces obj's status with raw (nil or null: none). A typed
 // object without a status field has none to set, and raw is ignored.
 func SetStatus(obj Object, raw json.RawMessage) error {

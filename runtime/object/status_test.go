@@ -23,22 +23,6 @@ type noStatus struct {
 	Rules []string `json:"rules"`
 }
 
-func TestStatusOf(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"spec":{},"status":{"a":1}}`: `{"a":1}`,
-		`{"spec":{}}`:                  "",
-		`{"status":null}`:              "",
-	} {
-		got, err := object.StatusOf([]byte(in))
-		if err != nil || string(got) != want {
-			t.Errorf("StatusOf(%s) = %s, %v; want %q", in, got, err, want)
-		}
-	}
-	if _, err := object.StatusOf([]byte(`[`)); err == nil {
-		t.Error("StatusOf of malformed JSON: no error")
-	}
-}
-
 // TestSetStatusReplaces: the new status replaces the old one whole; none
 // of the old one's fields survive in it.
 func TestSetStatusReplaces(t *testing.T) {
