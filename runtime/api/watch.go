@@ -39,7 +39,6 @@ const WatchSubprotocol = "svc.watch"
 // JSON text frames {"type":..., "object":...}. Failures before the upgrade
 // are returned as problems; once streaming, the stream just ends.
 func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
-	dropped := "" // why the server ends the stream, for the Observer
 	q, err := a.parseQuery(params)
 	if err != nil {
 		return err
@@ -83,10 +82,6 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 		return nil // Accept has answered the client; the stream is over
 	}
 	defer conn.CloseNow()
-	if o := a.s.opts.Observer; o != nil {
-		o.WatchOpened()
-		defer func() { o.WatchClosed(dropped) }()
-	}
 	// The server only writes; CloseRead handles pings and notices when the
 	// client goes away.
 	ctx := conn.CloseRead(context.WithoutCancel(c.Request.Context()))
@@ -100,14 +95,19 @@ func (a *modelAPI) watch(c *gin.Context, name string, params url.Values) error {
 	s.stall = time.AfterFunc(s.timeout, func() { s.stalled.Store(true); conn.CloseNow() })
 	s.stall.Stop()
 	defer s.stall.Stop()
-	// Whichever branch below sees the connection the stall closed (the
-	// send, a ping, the read side), the client is the one that stopped
-	// reading. Runs before the Observer's deferred call.
-	defer func() {
-		if s.stalled.Load() {
-			dropped = WatchDroppedUnresponsive
-		}
-	}()
+	dropped := "" // why the server ends the stream, for the Observer
+	if o := a.s.opts.Observer; o != nil {
+		o.WatchOpened()
+		defer func() {
+			// Whichever branch below saw the connection the stall closed
+			// (the send, a ping, the read side), the client is the one
+			// that stopped reading.
+			if s.stalled.Load() {
+				dropped = WatchDroppedUnresponsive
+			}
+			o.WatchClosed(dropped)
+		}()
+	}
 	for {
 		select {
 		case ev, ok := <-sub.C:
