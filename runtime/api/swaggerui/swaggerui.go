@@ -1,19 +1,13 @@
 package swaggerui
 
 import (
-	"bytes"
-	"compress/gzip"
-	"crypto/sha256"
 	"embed"
-	"encoding/base64"
 	"io/fs"
 	"net/http"
-	"path"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/svcrun/svc/runtime/api/problem"
+	"github.com/svcrun/svc/runtime/api/assets"
 )
 
 //go:embed index.html
@@ -30,63 +24,9 @@ const (
 	indexCacheControl = "no-cache"
 )
 
-// asset is one file the handler serves, with what it needs precomputed.
-type asset struct {
-	body         []byte
-	contentType  string
-	etag         string
-	cacheControl string
-	compressible bool
-
-	gzOnce sync.Once
-	gz     []byte // gzip of body, made on first request that accepts it
-}
-
-// gzipped returns the gzip form of the body, or nil when it would not be
-// smaller.
-func (a *asset) gzipped() []byte {
-	a.gzOnce.Do(func() {
-		var b bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
-		zw.Write(a.body)
-		zw.Close()
-		if b.Len() < len(a.body) {
-			a.gz = b.Bytes()
-		}
-	})
-	return a.gz
-}
-
-var contentTypes = map[string]string{
-	".html": "text/html; charset=utf-8",
-	".js":   "text/javascript; charset=utf-8",
-	".css":  "text/css; charset=utf-8",
-	".png":  "image/png",
-	".txt":  "text/plain; charset=utf-8",
-	"":      "text/plain; charset=utf-8", // LICENSE, NOTICE, VERSION
-}
-
-func newAsset(name string, body []byte, cacheControl string) *asset {
-	ct, ok := contentTypes[path.Ext(name)]
-	if !ok {
-		ct = "application/octet-stream"
-	}
-	sum := sha256.Sum256(body)
-	return &asset{
-		body:         body,
-		contentType:  ct,
-		etag:         `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`,
-		cacheControl: cacheControl,
-		compressible: strings.HasPrefix(ct, "text/"),
-	}
-}
-
-// indexName is the name under which the page itself is also served.
-const indexName = "index.html"
-
-// assets maps a file name (relative to the prefix) to the file; built once.
-var assets = sync.OnceValue(func() map[string]*asset {
-	m := map[string]*asset{indexName: newAsset(indexName, indexHTML, indexCacheControl)}
+// files maps a file name (relative to the prefix) to the file; built once.
+var files = sync.OnceValue(func() map[string]*assets.File {
+	m := map[string]*assets.File{assets.Index: assets.NewFile(assets.Index, indexHTML, indexCacheControl)}
 	err := fs.WalkDir(dist, "dist", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -95,7 +35,7 @@ var assets = sync.OnceValue(func() map[string]*asset {
 		if err != nil {
 			return err
 		}
-		m[strings.TrimPrefix(p, "dist/")] = newAsset(p, body, assetCacheControl)
+		m[strings.TrimPrefix(p, "dist/")] = assets.NewFile(p, body, assetCacheControl)
 		return nil
 	})
 	if err != nil { // the embedded tree is fixed at build time
@@ -127,97 +67,5 @@ func Version() string {
 // no-cache for the page) and gzip when the client accepts it. A name that
 // is not an asset is a 404 problem document.
 func Handler(prefix string) http.Handler {
-	if !strings.HasPrefix(prefix, "/") {
-		prefix = "/" + prefix
-	}
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	files := assets()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
-		if prefix != "/" && p == strings.TrimSuffix(prefix, "/") {
-			target := prefix
-			if r.URL.RawQuery != "" {
-				target += "?" + r.URL.RawQuery
-			}
-			http.Redirect(w, r, target, http.StatusMovedPermanently)
-			return
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			fail(w, r, problem.New(http.StatusMethodNotAllowed, "method %s is not allowed on %s", r.Method, p))
-			return
-		}
-		name, ok := strings.CutPrefix(p, prefix)
-		if !ok {
-			fail(w, r, problem.New(http.StatusNotFound, "%s is not under %s", p, prefix))
-			return
-		}
-		if name == "" {
-			name = indexName
-		}
-		a, ok := files[name]
-		if !ok {
-			fail(w, r, problem.New(http.StatusNotFound, "no Swagger UI asset %q", name))
-			return
-		}
-		serve(w, r, name, a)
-	})
-}
-
-func serve(w http.ResponseWriter, r *http.Request, name string, a *asset) {
-	h := w.Header()
-	h.Set("Content-Type", a.contentType)
-	h.Set("Cache-Control", a.cacheControl)
-	h.Set("X-Content-Type-Options", "nosniff")
-	body, etag := a.body, a.etag
-	if a.compressible {
-		h.Add("Vary", "Accept-Encoding")
-		if acceptsGzip(r.Header.Values("Accept-Encoding")) {
-			if gz := a.gzipped(); gz != nil {
-				body, etag = gz, strings.TrimSuffix(a.etag, `"`)+`-gzip"`
-				h.Set("Content-Encoding", "gzip")
-			}
-		}
-	}
-	h.Set("ETag", etag)
-	// ServeContent answers If-None-Match / If-Match, Range and HEAD. The
-	// embedded files have no modification time, so none is sent.
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(body))
-}
-
-// acceptsGzip reports whether Accept-Encoding values accept gzip: listed
-// with a non-zero quality, or not listed and * accepted.
-func acceptsGzip(values []string) bool {
-	explicit, star := -1, -1 // -1 unlisted, 0 refused, 1 accepted
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			coding, params, _ := strings.Cut(part, ";")
-			coding = strings.ToLower(strings.TrimSpace(coding))
-			ok := 1
-			for param := range strings.SplitSeq(params, ";") {
-				k, q, _ := strings.Cut(param, "=")
-				if strings.EqualFold(strings.TrimSpace(k), "q") && strings.Trim(strings.TrimSpace(q), "0.") == "" {
-					ok = 0
-				}
-			}
-			switch coding {
-			case "gzip", "x-gzip":
-				explicit = max(explicit, ok)
-			case "*":
-				star = max(star, ok)
-			}
-		}
-	}
-	if explicit >= 0 {
-		return explicit == 1
-	}
-	return star == 1
-}
-
-// fail writes a problem document. Under runtime/api the request id is
-// already in the response headers.
-func fail(w http.ResponseWriter, r *http.Request, err *problem.Error) {
-	problem.Write(w, r, w.Header().Get("X-Request-Id"), problem.From(err))
+	return assets.Handler(prefix, "Swagger UI", files(), nil)
 }

@@ -51,6 +51,14 @@ func TestHandler(t *testing.T) {
 	if w := get("/console/nope.js"); w.Code != http.StatusNotFound || !strings.HasPrefix(w.Header().Get("Content-Type"), "application/problem+json") {
 		t.Errorf("unknown asset: %d %q", w.Code, w.Header().Get("Content-Type"))
 	}
+	// The console's own code goes compressed to a browser that accepts it.
+	r := httptest.NewRequest(http.MethodGet, "/console/app.js", nil)
+	r.Header.Set("Accept-Encoding", "gzip, deflate, br")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Header().Get("Content-Encoding") != "gzip" || w.Body.Len() >= len(get("/console/app.js").Body.Bytes()) {
+		t.Errorf("app.js with gzip accepted: Content-Encoding %q, %d bytes", w.Header().Get("Content-Encoding"), w.Body.Len())
+	}
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/console/", nil))
 	if w.Code != http.StatusMethodNotAllowed {
