@@ -304,13 +304,26 @@ func BasePath(m *model.Model) string {
 	return "/apis/" + m.Group + "/" + m.Version + "/" + m.Plural
 }
 
-func (s *Server) readyz(c *gin.Context) {
-	var building []string
+// building lists the models whose indexes are being built.
+func (s *Server) building() []string {
+	var out []string
 	for _, m := range s.opts.Registry.Models() {
 		if !s.opts.Store.Ready(m) {
-			building = append(building, m.GVK().String())
+			out = append(out, m.GVK().String())
 		}
 	}
+	return out
+}
+
+// Started reports whether every model's indexes are built and nothing
+// Options.NotReady names is pending: what /readyz waits for besides the
+// store's health.
+func (s *Server) Started() bool {
+	return len(s.building()) == 0 && (s.opts.NotReady == nil || len(s.opts.NotReady()) == 0)
+}
+
+func (s *Server) readyz(c *gin.Context) {
+	building := s.building()
 	if err := s.opts.Store.Health(); err != nil {
 		// Writes are refused (a full disk): send traffic elsewhere.
 		c.Header("Retry-After", "1")

@@ -155,12 +155,5 @@ func releaseAfterStart(ctx context.Context, s *Server, wait time.Duration) {
 }
 
 // started reports whether every model's indexes are built and every
-// plugin has started.
-func (s *Server) started() bool {
-	for _, m := range s.Registry.Models() {
-		if !s.Store.Ready(m) {
-			return false
-		}
-	}
-	return s.Plugins == nil || len(s.Plugins.NotReady()) == 0
-}
+// plugin has started (api.Server.Started, as /readyz sees it).
+func (s *Server) started() bool { return s.API != nil && s.API.Started() }
