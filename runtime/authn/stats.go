@@ -37,7 +37,9 @@ const (
 var (
 	methods = [...]string{basicIdx: MethodBasic, bearerIdx: MethodBearer, otherIdx: MethodOther}
 	results = [...]string{successIdx: ResultSuccess, failureIdx: ResultFailure, throttledIdx: ResultThrottled, errorIdx: ResultError}
-	limits  = [...]string{LimitUser, LimitAddr, limitTable}
+	// limits are the brake's limits (ThrottledError.Limit) and their
+	// metric labels.
+	limits = [...]struct{ limit, label string }{{LimitUser, "user"}, {LimitAddr, "address"}, {limitTable, "table"}}
 )
 
 // signInStats counts sign-ins for operators (runtime/metrics): one atomic
@@ -57,7 +59,7 @@ func (s *signInStats) count(method int, err error) {
 	case errors.As(err, &terr):
 		s.n[method][throttledIdx].Add(1)
 		for i, l := range limits {
-			if l == terr.Limit {
+			if l.limit == terr.Limit {
 				s.throttled[i].Add(1)
 			}
 		}
@@ -95,10 +97,9 @@ type ThrottledCount struct {
 
 // Throttled returns how many sign-ins the brake refused, by limit.
 func (a *Authenticator) Throttled() []ThrottledCount {
-	names := [len(limits)]string{"user", "address", "table"}
 	out := make([]ThrottledCount, len(limits))
-	for i := range limits {
-		out[i] = ThrottledCount{names[i], a.stats.throttled[i].Load()}
+	for i, l := range limits {
+		out[i] = ThrottledCount{l.label, a.stats.throttled[i].Load()}
 	}
 	return out
 }
