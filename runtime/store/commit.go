@@ -495,7 +495,7 @@ func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 	rec.Seq = b.seq
 	if old != nil {
 		rec.ID = old.ID
-		if old.Name == rec.Name && old.Creation == rec.Creation && old.Sig == rec.Sig && entries(old) > rewriteEntries {
+		if old.Name == rec.Name && old.Creation == rec.Creation && old.Sig == rec.Sig && index.Entries(old, rewriteEntries) > rewriteEntries {
 			// The entries of keys rec keeps stay on old's base (reindex).
 			rec.Base = old.Base
 			if rec.Base == nil {
@@ -524,19 +524,6 @@ func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 // keeping each updated object's previous version cost the heap about
 // 1.1 KB per object updated since its labels last changed.
 const rewriteEntries = 64
-
-// entries returns how many index entries rec has, at most
-// rewriteEntries+1 (counting stops there).
-func entries(rec *Record) int {
-	n := len(rec.Labels) + 2 // the creation entry, and a deletion entry if any
-	for _, ks := range rec.Keys {
-		if n > rewriteEntries {
-			break
-		}
-		n += max(len(ks), 1) // an object without a value has the "" entry
-	}
-	return n
-}
 
 // remove deletes old for good. final is the object as last shown to
 // clients (with its deletionTimestamp), which watchers receive.

@@ -137,6 +137,22 @@ func entryKeys(rec *record.Record, ix int, dst []string) []string {
 	return dst
 }
 
+// Entries returns how many index entries rec has (what entryKeys gives
+// over every index), counting up to just past limit.
+func Entries(rec *record.Record, limit int) int {
+	n := len(rec.Labels) + 1 // the creation entry
+	if rec.Deletion != "" {
+		n++
+	}
+	for _, ks := range rec.Keys {
+		if n > limit {
+			break
+		}
+		n += max(len(ks), 1) // an object without a value has the "" entry
+	}
+	return n
+}
+
 // Rebuild indexes the records of db afresh: after a failed batch the
 // committer's trees hold writes that never became durable.
 func Rebuild(m *model.Model, db *memdb.MemDB) ([]*Tree, error) {
