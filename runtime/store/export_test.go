@@ -135,8 +135,13 @@ func (s *Store) TreeShapesForTest(m *model.Model) []string {
 	if err != nil {
 		panic(err)
 	}
+	// The committer's trees, under its lock: a view would mark every
+	// tree as asked for, and every later view would copy them all.
+	st.mu.Lock()
+	shapes := index.Shapes(&st.idx)
+	st.mu.Unlock()
 	var out []string
-	for ix, sh := range index.Shapes(st.current(^uint64(0))) {
+	for ix, sh := range shapes {
 		if sh.Nodes > 0 {
 			out = append(out, fmt.Sprintf("%d: %d nodes %d leaves %d items / %d slots (%.0f%%)", ix, sh.Nodes, sh.Leaves, sh.Items, sh.Slots, 100*float64(sh.Items)/float64(sh.Slots)))
 		}

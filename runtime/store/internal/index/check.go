@@ -64,17 +64,17 @@ func KeyCopies(v *View) map[string]int {
 	return copies
 }
 
-// Shapes returns the shape of each of v's trees, by index position (the
-// zero Shape where v has none), and of its postings last.
-func Shapes(v *View) []cowtree.Shape {
-	out := make([]cowtree.Shape, len(v.trees)+1)
-	for ix, t := range v.trees {
+// Shapes returns the shape of each of s's trees, by index position (the
+// zero Shape at IxName), and of its postings last.
+func Shapes(s *Set) []cowtree.Shape {
+	out := make([]cowtree.Shape, len(s.Trees)+1)
+	for ix, t := range s.Trees {
 		if t != nil {
 			out[ix] = t.Shape()
 		}
 	}
-	if v.posts != nil {
-		out[len(v.trees)] = v.posts.Shape()
+	if s.Posts != nil {
+		out[len(s.Trees)] = s.Posts.Shape()
 	}
 	return out
 }
