@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -133,25 +134,64 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, cfg Confi
 }
 
 // releaseAfterStart returns the memory the start used and no longer needs
-// (the restored log records, the index build's sorting scratch: about as
-// much again as the store's live heap) to the operating system, once every
-// model is built and every plugin started, or after wait at the latest.
-// Otherwise it stays in the process: the runtime returns only what lies
-// above its heap goal, three times the live heap at GOGC=200, so a
-// restarted server's RSS was twice its live heap until writes filled the
-// gap. One collection: 0.2 s of CPU for 100k objects here (gctrace).
+// (the restored log records, the index build's sorting scratch, the
+// controllers' first pass over every object: together more than the
+// store's live heap) to the operating system, once the start has settled
+// (see settled), after wait at the latest. Otherwise it stays in the
+// process: the runtime returns only what lies above its heap goal, three
+// times the live heap at GOGC=200, so a restarted server's RSS was twice
+// its live heap until writes filled the gap. One collection: 0.2 s of CPU
+// for 100k objects here (gctrace).
 func releaseAfterStart(ctx context.Context, s *Server, wait time.Duration) {
-	deadline := time.Now().Add(wait)
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for !s.started() && time.Now().Before(deadline) {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	allocated := func() uint64 {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return 0 // not in this runtime: release after the start alone
+		}
+		return sample[0].Value.Uint64()
+	}
+	if settled(ctx, s.started, allocated, settleTick, wait) {
+		debug.FreeOSMemory()
+	}
+}
+
+// settleTick and settleBytes: the start has settled when, with every
+// model built and plugin started, less than settleBytes were allocated in
+// one tick. A controller's first pass allocates hundreds of MB a second
+// for a large store; an idle server a few KB.
+const (
+	settleTick  = 500 * time.Millisecond
+	settleBytes = 4 << 20
+)
+
+// settled waits until started reports true and allocated (the bytes
+// allocated so far) grew by less than settleBytes over a tick, or until
+// wait has passed; it reports false if ctx ended first.
+func settled(ctx context.Context, started func() bool, allocated func() uint64, tick, wait time.Duration) bool {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	last, have := uint64(0), false
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-tick.C:
+			return false
+		case <-deadline.C:
+			return true
+		case <-t.C:
 		}
+		if !started() {
+			have = false
+			continue
+		}
+		n := allocated()
+		if have && n-last < settleBytes {
+			return true
+		}
+		last, have = n, true
 	}
-	debug.FreeOSMemory()
 }
 
 // started reports whether every model's indexes are built and every

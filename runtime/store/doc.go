@@ -128,7 +128,10 @@
 // (runtime/store/snapshot) and a LOCK file (runtime/store/dirlock), all
 // managed by internal/durable/disk. Load restores every committed record
 // by name into raw tables (the backend replays them; persist.go decodes
-// and inserts them on two goroutines). After each hand-off the committer
+// and inserts them on two goroutines). The disk backend reads the log
+// once first and then delivers only each object's last record, so a
+// restart from a long log decodes no version it would throw away, and
+// leaves the survivors packed instead of scattered among dead versions. After each hand-off the committer
 // asks the backend whether a snapshot is due; if so, with nothing in
 // flight, it hands the backend memdb's point-in-time views, which disk
 // writes in the background before deleting the covered log segments.

@@ -52,3 +52,31 @@ func TestEncodeNextSplicesTheVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryKey: a put and a removal of one object frame the same key,
+// which no other object's shares; a cut record has none.
+func TestEntryKey(t *testing.T) {
+	put := encodePut("g/persons", &Record{Name: "ann", Version: 3, Data: []byte(`{"a":1}`)})
+	rm := encodeRemove("g/persons", "ann")
+	kp, err := entryKey(put)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, err := entryKey(rm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(kp, kr) {
+		t.Errorf("put key %q, removal key %q: want them equal", kp, kr)
+	}
+	for _, other := range [][]byte{encodeRemove("g/persons", "anna"), encodeRemove("g/person", "sann"), encodeRemove("g/personsa", "nn")} {
+		if k, _ := entryKey(other); bytes.Equal(k, kp) {
+			t.Errorf("%q has the key of ann: %q", other, k)
+		}
+	}
+	for n := range len(kp) + 1 {
+		if k, err := entryKey(rm[:n]); err == nil {
+			t.Errorf("entryKey of %d of %d bytes = %q, want an error", n, len(rm), k)
+		}
+	}
+}

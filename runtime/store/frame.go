@@ -222,6 +222,24 @@ type logEntry struct {
 
 var errShort = errors.New("record too short")
 
+// entryKey returns the part of a framed record that names the object it
+// writes (its table and name, as framed, so a put and a removal of one
+// object give the same bytes), aliasing b: disk.Options.Key.
+func entryKey(b []byte) ([]byte, error) {
+	end := 1
+	for range 2 { // table, then name
+		if len(b) < end {
+			return nil, errShort
+		}
+		n, w := binary.Uvarint(b[end:])
+		if w <= 0 || uint64(len(b)-end-w) < n {
+			return nil, errShort
+		}
+		end += w + int(n)
+	}
+	return b[1:end], nil
+}
+
 func decodeEntry(b []byte) (logEntry, error) {
 	var e logEntry
 	if len(b) == 0 {

@@ -19,7 +19,8 @@ const (
 // committed into raw tables.
 func (s *Store) recover() error {
 	d, err := disk.Open(disk.Options{Dir: s.opts.Dir, SnapshotBytes: s.opts.SnapshotBytes,
-		SegmentBytes: s.opts.SegmentBytes, FS: s.opts.WALFS, Logger: s.log, Snapshotted: s.metrics.snapshotted})
+		SegmentBytes: s.opts.SegmentBytes, FS: s.opts.WALFS, Logger: s.log, Snapshotted: s.metrics.snapshotted,
+		Key: entryKey})
 	if err != nil {
 		return err
 	}

@@ -175,6 +175,14 @@ func Write(dir string, seq uint64, fill func(w *Writer) error) (err error) {
 // No snapshot (or no dir) gives found == false and a nil error. Snapshots
 // that are all damaged give an error: starting empty would lose data.
 func Load(dir string, fn func(kind byte, payload []byte) error) (seq uint64, found bool, err error) {
+	return LoadFrom(dir, nil, fn)
+}
+
+// LoadFrom is Load that first tells start, if set, the seq of the
+// snapshot it is about to deliver, once that snapshot has verified and
+// before its first record. An error from start stops the load and is
+// returned as is.
+func LoadFrom(dir string, start func(seq uint64) error, fn func(kind byte, payload []byte) error) (seq uint64, found bool, err error) {
 	seqs, err := List(dir)
 	if err != nil {
 		return 0, false, err
@@ -187,6 +195,11 @@ func Load(dir string, fn func(kind byte, payload []byte) error) (seq uint64, fou
 			slog.Default().Warn("snapshot: skipping damaged snapshot", "file", path, "err", err)
 			errs = append(errs, err)
 			continue
+		}
+		if start != nil {
+			if err := start(s); err != nil {
+				return 0, false, err
+			}
 		}
 		if err := r.read(path, s, fn); err != nil {
 			if r.cbErr != nil {
