@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-memdb"
@@ -99,34 +101,39 @@ func (l *loader) applyRev(payload []byte, rev int64) error {
 	return nil
 }
 
-// insert applies each batch in one memdb transaction per table, until the
-// channel closes; after a failure it drains the rest.
+// insert puts each batch into memdb as it arrives, one transaction per
+// table, as far as the records extend their table in name order (a
+// snapshot's do); the others wait, and go in at the end in name order
+// (settle).
 func (l *loader) insert() {
 	defer close(l.done)
+	last := map[*table]string{}      // the greatest name put so far
+	later := map[*table][]restored{} // records that wait for the end
 	txns := map[*table]*memdb.Txn{}
 	for b := range l.ch {
 		if l.err != nil {
 			continue
 		}
 		for _, r := range b {
+			// Every record that waits has a name up to last's when it
+			// came, so a name beyond last has no record anywhere yet.
+			if n, ok := last[r.t]; ok && r.name <= n {
+				later[r.t] = append(later[r.t], r)
+				continue
+			}
+			if r.rec == nil {
+				continue // the removal of what was never restored
+			}
 			txn, ok := txns[r.t]
 			if !ok {
 				txn = r.t.state.Load().db.Txn(true)
 				txns[r.t] = txn
 			}
-			var err error
-			if r.rec != nil {
-				if err = txn.Insert(index.Objects, r.rec); err != nil {
-					err = fmt.Errorf("restore %s/%s: %w", r.t.key, r.name, err)
-				}
-			} else if _, err = txn.DeleteAll(index.Objects, index.NameID, r.name); err != nil {
-				err = fmt.Errorf("restore removal %s/%s: %w", r.t.key, r.name, err)
-			}
-			if err != nil {
-				l.err = err
-				l.failed.Store(true)
+			if err := txn.Insert(index.Objects, r.rec); err != nil {
+				l.fail(fmt.Errorf("restore %s/%s: %w", r.t.key, r.name, err))
 				break
 			}
+			last[r.t] = r.name
 		}
 		for t, txn := range txns {
 			if l.err != nil {
@@ -137,6 +144,53 @@ func (l *loader) insert() {
 			delete(txns, t)
 		}
 	}
+	if l.err != nil {
+		return
+	}
+	for t, rs := range later {
+		if err := settle(t, rs); err != nil {
+			l.fail(err)
+			return
+		}
+	}
+}
+
+func (l *loader) fail(err error) {
+	l.err = err
+	l.failed.Store(true)
+}
+
+// settle applies rs, records that came out of name order, in the order
+// they were written, to t's memdb, which holds only records written
+// before any of them of the same name. It applies them in name order: of
+// the records of one name, the last one. A radix tree filled in random
+// order copied its upper nodes in every transaction, and left the copies
+// scattered among the nodes it kept.
+func settle(t *table, rs []restored) error {
+	slices.SortStableFunc(rs, func(a, b restored) int { return strings.Compare(a.name, b.name) })
+	txn := t.state.Load().db.Txn(true)
+	n := 0
+	for i, r := range rs {
+		if i+1 < len(rs) && rs[i+1].name == r.name {
+			continue // written again later
+		}
+		var err error
+		if r.rec != nil {
+			err = txn.Insert(index.Objects, r.rec)
+		} else {
+			_, err = txn.DeleteAll(index.Objects, index.NameID, r.name)
+		}
+		if err != nil {
+			txn.Abort()
+			return fmt.Errorf("restore %s/%s: %w", t.key, r.name, err)
+		}
+		if n++; n%loadBatch == 0 {
+			txn.Commit()
+			txn = t.state.Load().db.Txn(true)
+		}
+	}
+	txn.Commit()
+	return nil
 }
 
 // finish hands over the last batch, waits for every insert and returns

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -219,7 +220,11 @@ func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 	if err := json.Unmarshal(raw.Data, obj); err != nil {
 		return nil, fmt.Errorf("object %s does not decode: %w", raw.Name, err)
 	}
-	rec := record.Adopt(m, obj, raw.Data)
+	data := raw.Data
+	if raw.Blob != nil {
+		data = slices.Clone(data) // raw.Data shares its allocation with the stale keys
+	}
+	rec := record.Adopt(m, obj, data)
 	rec.Rev = raw.Rev
 	return rec, nil
 }

@@ -290,11 +290,18 @@ func (s *Store) applyRemove(b *batch, t *table, name string, final []byte, rev i
 // rawRecord is a decoded put as a raw record, its bytes copied (the
 // frame around them is not kept).
 func rawRecord(e logEntry, rev int64) *Record {
-	r := &Record{Name: e.name, Version: e.version, Data: slices.Clone(e.data), Rev: rev}
-	if len(e.keys) >= 8 {
-		r.Blob = slices.Clone(e.keys)
-		r.FP = binary.LittleEndian.Uint64(e.keys)
+	r := &Record{Name: e.name, Version: e.version, Rev: rev}
+	if len(e.keys) < 8 {
+		r.Data = slices.Clone(e.data)
+		return r
 	}
+	// One allocation for both: they live and die with the record. Data's
+	// capacity ends where Blob starts.
+	buf := make([]byte, len(e.data)+len(e.keys))
+	n := copy(buf, e.data)
+	copy(buf[n:], e.keys)
+	r.Data, r.Blob = buf[:n:n], buf[n:]
+	r.FP = binary.LittleEndian.Uint64(e.keys)
 	return r
 }
 
