@@ -26,6 +26,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/svcrun/svc/runtime/object"
+	"github.com/svcrun/svc/runtime/validation"
 )
 
 // Decoder reads one JSON document. Every method is a no-op once the
@@ -199,11 +200,18 @@ func (d *Decoder) Bool() bool {
 }
 
 // Time reads a time.Time as encoding/json does (time.Time's
-// UnmarshalJSON: RFC 3339).
+// UnmarshalJSON: RFC 3339), but only what the schema's date-time format
+// accepts (validation.IsDateTime): UnmarshalJSON also takes a one-digit
+// hour ("T0:00:00Z"), which the generic path refuses with a problem
+// naming the field, so the fast path must leave it to that path.
 func (d *Decoder) Time() time.Time {
 	var t time.Time
 	v := d.value('"')
 	if d.failed {
+		return t
+	}
+	if len(v) < 2 || !validation.IsDateTime(string(v[1:len(v)-1])) {
+		d.failed = true // an escape, or not a date-time the schema takes
 		return t
 	}
 	if err := t.UnmarshalJSON(v); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+	"time"
 )
 
 // TestAppendMatchesEncodingJSON: strings and floats are written as
@@ -67,5 +68,38 @@ func TestMember(t *testing.T) {
 		if _, err := Member([]byte(bad), "status"); err == nil {
 			t.Errorf("Member(%q): no error", bad)
 		}
+	}
+}
+
+// TestTimeTakesOnlyWhatTheSchemaTakes: the fast path reads exactly the
+// date-times the schema's format accepts and leaves the rest (a one-digit
+// hour, which time.Time's UnmarshalJSON takes; an escape) to the generic
+// path, whose problem names the field.
+func TestTimeTakesOnlyWhatTheSchemaTakes(t *testing.T) {
+	for doc, ok := range map[string]bool{
+		`"2026-01-02T03:04:05Z"`:        true,
+		`"2026-01-02T03:04:05.5+01:00"`: true,
+		`"0000-01-01T00:00:00Z"`:        true,
+		`"2026-01-02T3:04:05Z"`:         false,
+		`"0000-01-01T0:00:00+00:00"`:    false,
+		`"2026-02-30T03:04:05Z"`:        false,
+		`"2026-01-02T03:04:05+24:00"`:   false,
+		`"2026-01-02T03:04:05\u005a"`:   false,
+		`"2026-01-02 03:04:05Z"`:        false,
+		`""`:                            false,
+		`20260102`:                      false,
+	} {
+		d := NewDecoder([]byte(doc))
+		got := d.Time()
+		if d.OK() != ok {
+			t.Errorf("Time(%s): OK %v, want %v", doc, d.OK(), ok)
+		}
+		if ok {
+			var want time.Time
+			if err := json.Unmarshal([]byte(doc), &want); err != nil || !got.Equal(want) {
+				t.Errorf("Time(%s) = %v, encoding/json %v, %v", doc, got, want, err)
+			}
+		}
+		d.Release()
 	}
 }
