@@ -100,6 +100,14 @@ func TestStoreCollector(t *testing.T) {
 		t.Errorf("missing %s in\n%s", want, grep(body, "svc_store_objects"))
 	}
 	positive(t, body, "after 5 durable creates", "svc_store_fsync_duration_seconds_count", "svc_store_batch_writes_sum", "svc_store_batch_bytes_sum", "svc_store_wal_bytes")
+	// A removal is logged too, and its bytes count.
+	before := sample(body, "svc_store_batch_bytes_sum")
+	if _, err := st.Delete(context.Background(), m, "p-0"); err != nil {
+		t.Fatal(err)
+	}
+	if after := sample(scrape(t, reg), "svc_store_batch_bytes_sum"); after <= before {
+		t.Errorf("svc_store_batch_bytes_sum = %v after a removal, %v before", after, before)
+	}
 	if err := st.Snapshot(); err != nil {
 		t.Fatal(err)
 	}
@@ -110,16 +118,22 @@ func TestStoreCollector(t *testing.T) {
 func positive(t *testing.T, body, when string, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		v := -1.0
-		for l := range strings.Lines(body) {
-			if s, ok := strings.CutPrefix(l, name+" "); ok {
-				fmt.Sscan(s, &v)
-			}
-		}
-		if v <= 0 {
+		if v := sample(body, name); v <= 0 {
 			t.Errorf("%s = %v %s, want > 0", name, v, when)
 		}
 	}
+}
+
+// sample returns the value of the unlabelled sample name in body, -1
+// when there is none.
+func sample(body, name string) float64 {
+	v := -1.0
+	for l := range strings.Lines(body) {
+		if s, ok := strings.CutPrefix(l, name+" "); ok {
+			fmt.Sscan(s, &v)
+		}
+	}
+	return v
 }
 
 func grep(body, prefix string) string {

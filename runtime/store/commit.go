@@ -510,8 +510,7 @@ func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 	b.wrote(t, rec.Name, rec)
 	st.idx.Reindex(st.model, old, rec, true)
 	b.steps = append(b.steps, step{t, old, rec})
-	b.payloads = append(b.payloads, payload)
-	b.bytes += int64(len(payload))
+	b.log(payload)
 	b.changes = append(b.changes, tableChange{t, watch.Change[*Record]{Old: old, New: rec, HasOld: old != nil, HasNew: true}})
 }
 
@@ -525,6 +524,12 @@ func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 // 1.1 KB per object updated since its labels last changed.
 const rewriteEntries = 64
 
+// log adds payload to what the batch writes to the log, and to its bytes.
+func (b *batch) log(payload []byte) {
+	b.payloads = append(b.payloads, payload)
+	b.bytes += int64(len(payload))
+}
+
 // remove deletes old for good. final is the object as last shown to
 // clients (with its deletionTimestamp), which watchers receive.
 func (b *batch) remove(t *table, old, final *Record) {
@@ -532,6 +537,6 @@ func (b *batch) remove(t *table, old, final *Record) {
 	st := b.state(t)
 	st.idx.Reindex(st.model, old, nil, true)
 	b.steps = append(b.steps, step{t, old, nil})
-	b.payloads = append(b.payloads, encodeRemove(t.key, old.Name))
+	b.log(encodeRemove(t.key, old.Name))
 	b.changes = append(b.changes, tableChange{t, watch.Change[*Record]{Old: final, HasOld: true}})
 }
