@@ -222,22 +222,31 @@ type logEntry struct {
 
 var errShort = errors.New("record too short")
 
+// cutBytes splits a length-prefixed field (a uvarint, then the bytes)
+// off the front of b.
+func cutBytes(b []byte) (field, rest []byte, err error) {
+	n, w := binary.Uvarint(b)
+	if w <= 0 || uint64(len(b)-w) < n {
+		return nil, nil, errShort
+	}
+	return b[w : w+int(n)], b[w+int(n):], nil
+}
+
 // entryKey returns the part of a framed record that names the object it
 // writes (its table and name, as framed, so a put and a removal of one
 // object give the same bytes), aliasing b: disk.Options.Key.
 func entryKey(b []byte) ([]byte, error) {
-	end := 1
-	for range 2 { // table, then name
-		if len(b) < end {
-			return nil, errShort
-		}
-		n, w := binary.Uvarint(b[end:])
-		if w <= 0 || uint64(len(b)-end-w) < n {
-			return nil, errShort
-		}
-		end += w + int(n)
+	if len(b) == 0 {
+		return nil, errShort
 	}
-	return b[1:end], nil
+	_, rest, err := cutBytes(b[1:]) // the table
+	if err == nil {
+		_, rest, err = cutBytes(rest) // the name
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b[1 : len(b)-len(rest)], nil
 }
 
 func decodeEntry(b []byte) (logEntry, error) {
@@ -246,22 +255,15 @@ func decodeEntry(b []byte) (logEntry, error) {
 		return e, errShort
 	}
 	e.kind, b = b[0], b[1:]
-	str := func() (string, error) {
-		n, w := binary.Uvarint(b)
-		if w <= 0 || uint64(len(b)-w) < n {
-			return "", errShort
-		}
-		s := string(b[w : w+int(n)])
-		b = b[w+int(n):]
-		return s, nil
-	}
-	var err error
-	if e.table, err = str(); err != nil {
+	table, b, err := cutBytes(b)
+	if err != nil {
 		return e, err
 	}
-	if e.name, err = str(); err != nil {
+	name, b, err := cutBytes(b)
+	if err != nil {
 		return e, err
 	}
+	e.table, e.name = string(table), string(name)
 	switch e.kind {
 	case kindPut:
 		v, w := binary.Varint(b)
@@ -274,13 +276,10 @@ func decodeEntry(b []byte) (logEntry, error) {
 		if w <= 0 {
 			return e, errShort
 		}
-		e.version, b = v, b[w:]
-		n, w := binary.Uvarint(b)
-		if w <= 0 || uint64(len(b)-w) < n {
-			return e, errShort
+		if e.data, e.keys, err = cutBytes(b[w:]); err != nil {
+			return e, err
 		}
-		e.data, e.keys = b[w:w+int(n)], b[w+int(n):]
-		e.kind = kindPut
+		e.version, e.kind = v, kindPut
 	case kindRemove:
 		if len(b) != 0 {
 			return e, fmt.Errorf("%d trailing bytes after a removal", len(b))
