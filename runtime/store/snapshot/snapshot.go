@@ -168,21 +168,15 @@ func Write(dir string, seq uint64, fill func(w *Writer) error) (err error) {
 
 // Load delivers the records of the newest snapshot in dir that verifies
 // completely and returns its seq. Damaged snapshots are skipped with a
-// warning. fn sees only records of a fully verified file, in the order they
-// were added; payload is valid only during the call. An error from fn stops
-// the load and is returned as is.
+// warning. start, if set, is told that seq once the snapshot has
+// verified, before its first record. fn sees only records of a fully
+// verified file, in the order they were added; payload is valid only
+// during the call. An error from start or fn stops the load and is
+// returned as is.
 //
 // No snapshot (or no dir) gives found == false and a nil error. Snapshots
 // that are all damaged give an error: starting empty would lose data.
-func Load(dir string, fn func(kind byte, payload []byte) error) (seq uint64, found bool, err error) {
-	return LoadFrom(dir, nil, fn)
-}
-
-// LoadFrom is Load that first tells start, if set, the seq of the
-// snapshot it is about to deliver, once that snapshot has verified and
-// before its first record. An error from start stops the load and is
-// returned as is.
-func LoadFrom(dir string, start func(seq uint64) error, fn func(kind byte, payload []byte) error) (seq uint64, found bool, err error) {
+func Load(dir string, start func(seq uint64) error, fn func(kind byte, payload []byte) error) (seq uint64, found bool, err error) {
 	seqs, err := List(dir)
 	if err != nil {
 		return 0, false, err

@@ -44,14 +44,38 @@ func writeRecords(t testing.TB, dir string, seq uint64, recs []rec) {
 	}
 }
 
+// load returns what Load delivers, and checks that it told start the
+// seq it returns, once, before the first record.
 func load(t testing.TB, dir string) (uint64, bool, []rec, error) {
 	t.Helper()
 	var got []rec
-	seq, found, err := Load(dir, func(kind byte, p []byte) error {
+	var started []uint64
+	seq, found, err := Load(dir, func(s uint64) error {
+		if len(got) > 0 {
+			t.Errorf("start(%d) after %d records", s, len(got))
+		}
+		started = append(started, s)
+		return nil
+	}, func(kind byte, p []byte) error {
 		got = append(got, rec{kind, bytes.Clone(p)})
 		return nil
 	})
+	if err == nil && found && !slices.Equal(started, []uint64{seq}) || !found && len(started) > 0 {
+		t.Errorf("start told %v; Load returned %d, found %v", started, seq, found)
+	}
 	return seq, found, got, err
+}
+
+// TestStartErrorStopsTheLoad: an error from start is Load's, before any
+// record.
+func TestStartErrorStopsTheLoad(t *testing.T) {
+	dir := t.TempDir()
+	writeRecords(t, dir, 10, makeRecords(3, 10, 1))
+	stop := errors.New("stop")
+	n := 0
+	if _, _, err := Load(dir, func(uint64) error { return stop }, func(byte, []byte) error { n++; return nil }); err != stop || n != 0 {
+		t.Fatalf("Load = %v after %d records, want the start's error before any", err, n)
+	}
 }
 
 func equalRecords(a, b []rec) bool {
@@ -136,7 +160,7 @@ func TestMissingOrEmptyDir(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			called := false
-			seq, found, err := Load(dir, func(byte, []byte) error { called = true; return nil })
+			seq, found, err := Load(dir, func(uint64) error { called = true; return nil }, func(byte, []byte) error { called = true; return nil })
 			if seq != 0 || found || err != nil || called {
 				t.Fatalf("Load = %d, %v, %v (called %v); want 0, false, nil", seq, found, err, called)
 			}
@@ -255,7 +279,7 @@ func TestLoadCallbackError(t *testing.T) {
 	writeRecords(t, dir, 5, makeRecords(10, 10, 0))
 	stop := errors.New("stop")
 	n := 0
-	_, found, err := Load(dir, func(byte, []byte) error {
+	_, found, err := Load(dir, nil, func(byte, []byte) error {
 		n++
 		if n == 4 {
 			return stop
@@ -460,7 +484,7 @@ func BenchmarkLoad100kRecords600B(b *testing.B) {
 	b.SetBytes(n * size)
 	for b.Loop() {
 		count := 0
-		if _, _, err := Load(dir, func(byte, []byte) error { count++; return nil }); err != nil || count != n {
+		if _, _, err := Load(dir, nil, func(byte, []byte) error { count++; return nil }); err != nil || count != n {
 			b.Fatalf("Load: %v, %d records", err, count)
 		}
 	}

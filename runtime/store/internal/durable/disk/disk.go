@@ -136,7 +136,7 @@ func (d *Backend) Load(apply func(payload []byte) error) error {
 		return ok && s != seq, nil
 	}
 	var size, fromSnapshot, fromLog, skipped int64
-	seq, found, err := snapshot.LoadFrom(filepath.Join(dir, snapshotDir), scan, func(_ byte, payload []byte) error {
+	seq, found, err := snapshot.Load(filepath.Join(dir, snapshotDir), scan, func(_ byte, payload []byte) error {
 		size += int64(len(payload))
 		fromSnapshot++
 		if skip, err := superseded(0, payload); err != nil {
