@@ -123,9 +123,10 @@ func (d *Backend) Load(apply func(payload []byte) error) error {
 		return nil
 	}
 	// superseded reports whether a later log record than seq (0: a
-	// snapshot's record) writes payload's key.
+	// snapshot's record) writes payload's key. With nothing logged since
+	// the snapshot (a clean stop), nothing is: no key is decoded.
 	superseded := func(seq uint64, payload []byte) (bool, error) {
-		if last == nil {
+		if len(last) == 0 {
 			return false, nil
 		}
 		k, err := d.opts.Key(payload)
