@@ -76,15 +76,13 @@ func buildPlan(t reflect.Type, d *model.Defaults) (*valuePlan, error) {
 			ft := f.Type
 			switch ft.Kind() {
 			case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
-			case reflect.Struct:
+			default: // held by value: required, so present
 				if pd.Value != nil {
 					return nil, fmt.Errorf("codec: %s.%s holds a default but cannot be absent", t, name)
 				}
-			default:
-				if pd.Value != nil {
-					return nil, fmt.Errorf("codec: %s.%s holds a default but cannot be absent", t, name)
+				if ft.Kind() != reflect.Struct {
+					continue // a scalar: nothing below it
 				}
-				continue
 			}
 			if pd.Value != nil {
 				// A default the field's type cannot hold: leave it to the
@@ -98,37 +96,21 @@ func buildPlan(t reflect.Type, d *model.Defaults) (*valuePlan, error) {
 				}
 			}
 			if pd.Props != nil || pd.Items != nil || pd.Values != nil {
-				inner := ft
-				if inner.Kind() == reflect.Pointer {
-					inner = inner.Elem()
-				}
-				if inner.Kind() == reflect.Interface {
-					return nil, fmt.Errorf("codec: defaults inside free-form %s.%s", t, name)
-				}
-				below, err := buildPlan(inner, pd)
+				below, err := planBelow(ft, pd)
 				if err != nil {
-					return nil, err
+					return nil, fmt.Errorf("%s.%s: %w", t, name, err)
 				}
 				fp.below = below
 			}
 			p.fields = append(p.fields, fp)
 		}
 	}
-	elemPlan := func(et reflect.Type, d *model.Defaults) (*valuePlan, error) {
-		if et.Kind() == reflect.Pointer {
-			et = et.Elem()
-		}
-		if et.Kind() == reflect.Interface {
-			return nil, fmt.Errorf("codec: defaults inside free-form %s", et)
-		}
-		return buildPlan(et, d)
-	}
 	var err error
 	if d.Items != nil {
 		if t.Kind() != reflect.Slice {
 			return nil, fmt.Errorf("codec: defaults of items on a %s", t)
 		}
-		if p.items, err = elemPlan(t.Elem(), d.Items); err != nil {
+		if p.items, err = planBelow(t.Elem(), d.Items); err != nil {
 			return nil, err
 		}
 	}
@@ -136,11 +118,23 @@ func buildPlan(t reflect.Type, d *model.Defaults) (*valuePlan, error) {
 		if t.Kind() != reflect.Map {
 			return nil, fmt.Errorf("codec: defaults of values on a %s", t)
 		}
-		if p.values, err = elemPlan(t.Elem(), d.Values); err != nil {
+		if p.values, err = planBelow(t.Elem(), d.Values); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// planBelow plans the defaults below a value of type t (a field, an item,
+// a map value), through its pointer; a free-form value takes none.
+func planBelow(t reflect.Type, d *model.Defaults) (*valuePlan, error) {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Interface {
+		return nil, fmt.Errorf("codec: defaults inside free-form %s", t)
+	}
+	return buildPlan(t, d)
 }
 
 // plain kinds hold no references: a copy shares nothing.
