@@ -7,6 +7,7 @@ import (
 	example "github.com/svcrun/svc/example-plugin"
 	"github.com/svcrun/svc/runtime/codec"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store"
 )
 
@@ -50,15 +51,7 @@ func TestTypedDefaultsMatchTheGenericDecode(t *testing.T) {
 			t.Fatalf("the generated decoder refused %s", b)
 		}
 		fill(obj)
-		want, err := codec.DecodeNew(m, []byte(b))
-		if err != nil {
-			t.Fatalf("generic decode of %s: %v", b, err)
-		}
-		got, _ := json.Marshal(obj)
-		exp, _ := json.Marshal(want)
-		if string(got) != string(exp) {
-			t.Errorf("%s:\n  typed %s\ngeneric %s", b, got, exp)
-		}
+		matchesGeneric(t, m, obj, b)
 	}
 	// A filled-in default is the object's own: filling another object does
 	// not share it.
@@ -137,14 +130,22 @@ func FuzzTypedDefaults(f *testing.F) {
 		if env := obj.GetEnvelope(); env.APIVersion != m.APIVersion() || env.Kind != m.Kind || len(store.Validate(m, obj)) > 0 {
 			return
 		}
-		want, err := codec.DecodeNew(m, []byte(body))
-		if err != nil {
-			t.Fatalf("the generated decoder read %s, the generic decode refused it: %v", body, err)
-		}
-		got, _ := json.Marshal(obj)
-		exp, _ := json.Marshal(want)
-		if string(got) != string(exp) {
-			t.Fatalf("%s:\n  typed %s\ngeneric %s", body, got, exp)
-		}
+		matchesGeneric(t, m, obj, body)
 	})
+}
+
+// matchesGeneric checks that obj, what the generated decoder read of body
+// with the typed defaults filled in, is the object the generic decode
+// gives (JSON document, defaults, encoding/json).
+func matchesGeneric(t *testing.T, m *model.Model, obj object.Object, body string) {
+	t.Helper()
+	want, err := codec.DecodeNew(m, []byte(body))
+	if err != nil {
+		t.Fatalf("the generated decoder read %s, the generic decode refused it: %v", body, err)
+	}
+	got, _ := json.Marshal(obj)
+	exp, _ := json.Marshal(want)
+	if string(got) != string(exp) {
+		t.Errorf("%s:\n  typed %s\ngeneric %s", body, got, exp)
+	}
 }
