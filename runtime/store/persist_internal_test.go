@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -22,17 +23,23 @@ func TestSettleKeepsEachNamesOutcome(t *testing.T) {
 	if err := settle(tb, rs); err != nil {
 		t.Fatal(err)
 	}
+	if got, want := holding(t, tb), []string{"a@1", "m@2", "z@3"}; !slices.Equal(got, want) {
+		t.Fatalf("memdb holds %q, want %q", got, want)
+	}
+}
+
+// holding lists tb's memdb as name@version, in name order.
+func holding(t *testing.T, tb *table) []string {
+	t.Helper()
 	recs, err := index.AllRecords(tb.state.Load().db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
+	var out []string
 	for _, r := range recs {
-		got = append(got, r.Name+"@"+string(rune('0'+r.Version)))
+		out = append(out, fmt.Sprintf("%s@%d", r.Name, r.Version))
 	}
-	if want := []string{"a@1", "m@2", "z@3"}; !slices.Equal(got, want) {
-		t.Fatalf("memdb holds %q, want %q", got, want)
-	}
+	return out
 }
 
 // TestRawRecordSharesOneBuffer: a restored record's JSON and keys share
@@ -96,16 +103,10 @@ func TestLoaderRestoresInAnyOrder(t *testing.T) {
 			}
 			var got []string
 			for _, key := range []string{"t", "u"} {
-				tb, ok := (*s.tables.Load())[key]
-				if !ok {
-					continue
-				}
-				recs, err := index.AllRecords(tb.state.Load().db)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range recs {
-					got = append(got, key+"/"+r.Name+"@"+string(rune('0'+r.Version)))
+				if tb, ok := (*s.tables.Load())[key]; ok {
+					for _, h := range holding(t, tb) {
+						got = append(got, key+"/"+h)
+					}
 				}
 			}
 			if !slices.Equal(got, want[name]) {
