@@ -2,10 +2,13 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store/internal/index"
 )
 
@@ -113,5 +116,28 @@ func TestLoaderRestoresInAnyOrder(t *testing.T) {
 				t.Fatalf("restored %q, want %q", got, want[name])
 			}
 		})
+	}
+}
+
+// TestClaimCopiesJSONFromStaleKeys: a restored record whose keys were
+// computed under another fingerprint is decoded again; the new record's
+// JSON is its own, not the raw record's, whose allocation holds the stale
+// keys too.
+func TestClaimCopiesJSONFromStaleKeys(t *testing.T) {
+	m := &model.Model{Group: "g.example.com", Version: "v1", Kind: "Thing", Plural: "things",
+		New: func() object.Object { return &spliced{} }}
+	fp := m.KeysFingerprint()
+	stale := binary.LittleEndian.AppendUint64(nil, fp+1)
+	data := []byte(`{"apiVersion":"g.example.com/v1","kind":"Thing","metadata":{"name":"a","version":1},"spec":{"note":"x"}}`)
+	raw := rawRecord(logEntry{name: "a", version: 1, data: data, keys: stale}, 0)
+	rec, err := claim(m, fp, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec == raw || rec.FP != fp || !bytes.Equal(rec.Data, data) {
+		t.Fatalf("claim = %+v, want a record decoded again under %#x", rec, fp)
+	}
+	if &rec.Data[0] == &raw.Data[0] {
+		t.Error("the claimed record's JSON shares the raw record's allocation, stale keys and all")
 	}
 }
