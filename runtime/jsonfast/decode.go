@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/svcrun/svc/runtime/object"
@@ -210,7 +211,9 @@ func (d *Decoder) Time() time.Time {
 	if d.failed {
 		return t
 	}
-	if len(v) < 2 || !validation.IsDateTime(string(v[1:len(v)-1])) {
+	// Read in place: an update's body carries a timestamp or two, and a
+	// copy of each would be garbage at once.
+	if len(v) < 3 || !validation.IsDateTime(unsafe.String(&v[1], len(v)-2)) {
 		d.failed = true // an escape, or not a date-time the schema takes
 		return t
 	}
