@@ -8,10 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"unsafe"
-
-	"github.com/svcrun/svc/runtime/model"
-	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // Log and snapshot record kinds. These numbers are on disk: never renumber
@@ -23,22 +19,23 @@ const (
 )
 
 // encodePut frames a stored object: kind, table key, name, version, JSON,
-// and, when the record knows them, its index keys (see appendKeys), so a
-// restart can index it without decoding the JSON.
+// and, when the record has them, its index keys (its keys section, see
+// internal/record/keys.go), so a restart can index it without decoding
+// the JSON.
 func encodePut(table string, r *Record) []byte {
 	return appendPut(make([]byte, 0, putSize(table, r)), table, r)
 }
 
 // putSize is the most bytes appendPut adds for r.
 func putSize(table string, r *Record) int {
-	return 1 + 4*binary.MaxVarintLen64 + len(table) + len(r.Name) + len(r.Data) + keysSize(r)
+	return 1 + 4*binary.MaxVarintLen64 + len(table) + len(r.Name) + len(r.Data) + len(r.Sec)
 }
 
 // appendPut appends encodePut's frame to b, so a snapshot can reuse one
 // buffer for every record.
 func appendPut(b []byte, table string, r *Record) []byte {
 	kind := kindPut
-	if r.FP != 0 || r.Blob != nil {
+	if r.Sec != "" {
 		kind = kindPutKeys
 	}
 	b = append(b, kind)
@@ -52,151 +49,7 @@ func appendPut(b []byte, table string, r *Record) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.Data)))
 	b = append(b, r.Data...)
-	if r.Blob != nil {
-		return append(b, r.Blob...)
-	}
-	return appendKeys(b, r)
-}
-
-// appendKeys writes the keys section: the fingerprint (8 bytes, little
-// endian), the labels, creation and deletion keys, the finalizer flag, and
-// the keys of each of the model's own indexes; strings are length-prefixed.
-func appendKeys(b []byte, r *Record) []byte {
-	b = binary.LittleEndian.AppendUint64(b, r.FP)
-	b = binary.AppendUvarint(b, uint64(len(r.Labels)))
-	for _, l := range r.Labels {
-		b = appendString(b, l)
-	}
-	b = appendString(b, string(r.Creation))
-	b = appendString(b, string(r.Deletion))
-	if r.Pending {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
-	}
-	b = binary.AppendUvarint(b, uint64(len(r.Keys)))
-	for _, ks := range r.Keys {
-		b = binary.AppendUvarint(b, uint64(len(ks)))
-		for _, k := range ks {
-			b = appendString(b, string(k))
-		}
-	}
-	return b
-}
-
-func keysSize(r *Record) int {
-	if r.Blob != nil {
-		return len(r.Blob)
-	}
-	if r.FP == 0 {
-		return 0
-	}
-	n := 32 + len(r.Creation) + len(r.Deletion)
-	for _, l := range r.Labels {
-		n += len(l) + 2
-	}
-	for _, ks := range r.Keys {
-		n += 2
-		for _, k := range ks {
-			n += len(k) + 2
-		}
-	}
-	return n
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-// parseKeys fills r's index fields (not fp) from a keys section; false
-// means the section is malformed (the caller decodes the JSON instead).
-// The keys are substrings of the section itself, which must never change
-// (a record's Blob, copied out of the log for it alone): a record costs
-// three allocations whatever its number of keys, and its keys are not
-// held twice (a copy of the section as a string cost 17% of the heap of
-// a restarted store).
-func parseKeys(r *Record, section []byte) bool {
-	if len(section) < 8 {
-		return false
-	}
-	blob := unsafe.String(unsafe.SliceData(section[8:]), len(section)-8)
-	ok := true
-	uv := func() int {
-		n, w := uvarintString(blob)
-		if w <= 0 || n > uint64(len(blob)) {
-			ok = false
-			return 0
-		}
-		blob = blob[w:]
-		return int(n)
-	}
-	str := func() string {
-		n := uv()
-		if !ok || n > len(blob) {
-			ok = false
-			return ""
-		}
-		s := blob[:n]
-		blob = blob[n:]
-		return s
-	}
-	if n := uv(); ok && n > 0 {
-		r.Labels = make([]string, n)
-		for i := range r.Labels {
-			r.Labels[i] = str()
-		}
-		r.Sig = record.LabelSig(r.Labels)
-	}
-	r.Creation = model.Key(str())
-	r.Deletion = model.Key(str())
-	if !ok || len(blob) == 0 {
-		return false
-	}
-	r.Pending, blob = blob[0] == 1, blob[1:]
-	if n := uv(); ok && n > 0 {
-		// One backing array serves every index: count the keys first.
-		rest, total := blob, 0
-		for range n {
-			m := uv()
-			for range m {
-				str()
-			}
-			total += m
-		}
-		if !ok {
-			return false
-		}
-		blob = rest
-		r.Keys = make([][]model.Key, n)
-		all := make([]model.Key, 0, total)
-		for i := range r.Keys {
-			if m := uv(); m > 0 {
-				start := len(all)
-				for range m {
-					all = append(all, model.Key(str()))
-				}
-				r.Keys[i] = all[start:len(all):len(all)]
-			}
-		}
-	}
-	r.Indexed = ok && len(blob) == 0
-	return r.Indexed
-}
-
-// uvarintString is binary.Uvarint over a string.
-func uvarintString(s string) (uint64, int) {
-	var x uint64
-	var shift uint
-	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
-		b := s[i]
-		if b < 0x80 {
-			return x | uint64(b)<<shift, i + 1
-		}
-		x |= uint64(b&0x7f) << shift
-		shift += 7
-	}
-	return 0, 0
+	return append(b, r.Sec...)
 }
 
 // encodeRemove frames the final removal of an object.

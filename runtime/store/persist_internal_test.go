@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store/internal/index"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // TestSettleKeepsEachNamesOutcome: a restore puts into memdb, of each name's
@@ -50,21 +52,24 @@ func holding(t *testing.T, tb *table) []string {
 func TestRawRecordSharesOneBuffer(t *testing.T) {
 	keys := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}
 	r := rawRecord(logEntry{name: "ann", version: 2, data: []byte(`{"a":1}`), keys: keys}, 0)
-	if string(r.Data) != `{"a":1}` || !bytes.Equal(r.Blob, keys) {
-		t.Fatalf("Data %q, Blob %v", r.Data, r.Blob)
+	if string(r.Data) != `{"a":1}` || r.Sec != string(keys) {
+		t.Fatalf("Data %q, Sec %v", r.Data, []byte(r.Sec))
+	}
+	if unsafe.Pointer(unsafe.StringData(r.Sec)) != unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.Data)), len(r.Data)) {
+		t.Fatal("the keys do not follow the JSON in one allocation")
 	}
 	if cap(r.Data) != len(r.Data) {
-		t.Fatalf("cap(Data) = %d, len %d: an append would write over Blob", cap(r.Data), len(r.Data))
+		t.Fatalf("cap(Data) = %d, len %d: an append would write over the keys", cap(r.Data), len(r.Data))
 	}
 	_ = append(r.Data, 'x')
-	if !bytes.Equal(r.Blob, keys) {
-		t.Fatalf("Blob after an append to Data = %v", r.Blob)
+	if r.Sec != string(keys) {
+		t.Fatalf("keys after an append to Data = %v", []byte(r.Sec))
 	}
-	if r.FP != 0x0807060504030201 {
-		t.Errorf("FP = %#x", r.FP)
+	if fp := record.FP(r); fp != 0x0807060504030201 {
+		t.Errorf("FP = %#x", fp)
 	}
 	plain := rawRecord(logEntry{name: "bob", data: []byte(`{}`)}, 7)
-	if plain.Blob != nil || string(plain.Data) != `{}` || plain.Rev != 7 {
+	if plain.Sec != "" || string(plain.Data) != `{}` || plain.Rev != 7 {
 		t.Errorf("record without keys = %+v", plain)
 	}
 }
@@ -134,7 +139,7 @@ func TestClaimCopiesJSONFromStaleKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec == raw || rec.FP != fp || !bytes.Equal(rec.Data, data) {
+	if rec == raw || record.FP(rec) != fp || !bytes.Equal(rec.Data, data) {
 		t.Fatalf("claim = %+v, want a record decoded again under %#x", rec, fp)
 	}
 	if &rec.Data[0] == &raw.Data[0] {

@@ -211,8 +211,8 @@ func loadObjects(db *memdb.MemDB, recs []*Record) error {
 // were computed under m's fingerprint fp (filled in from the persisted
 // blob if need be), else a new record decoded from its JSON.
 func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
-	if fp != 0 && raw.FP == fp {
-		if raw.Indexed || raw.Blob != nil && parseKeys(raw, raw.Blob) && len(raw.Keys) == len(m.Indexes) {
+	if fp != 0 && record.FP(raw) == fp {
+		if raw.Indexed || record.Unpack(raw) && record.NumIndexes(raw) == len(m.Indexes) {
 			return raw, nil
 		}
 	}
@@ -221,7 +221,7 @@ func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 		return nil, fmt.Errorf("object %s does not decode: %w", raw.Name, err)
 	}
 	data := raw.Data
-	if raw.Blob != nil {
+	if raw.Sec != "" {
 		data = slices.Clone(data) // raw.Data shares its allocation with the stale keys
 	}
 	rec := record.Adopt(m, obj, data)

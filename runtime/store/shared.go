@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store/internal/durable/etcd"
@@ -300,8 +300,7 @@ func rawRecord(e logEntry, rev int64) *Record {
 	buf := make([]byte, len(e.data)+len(e.keys))
 	n := copy(buf, e.data)
 	copy(buf[n:], e.keys)
-	r.Data, r.Blob = buf[:n:n], buf[n:]
-	r.FP = binary.LittleEndian.Uint64(e.keys)
+	r.Data, r.Sec = buf[:n:n], unsafe.String(&buf[n], len(e.keys)) // buf is never written again
 	return r
 }
 
@@ -381,10 +380,10 @@ func (s *Store) claims(m *model.Model, rec *Record) map[string]claimInfo {
 	}
 	var out map[string]claimInfo
 	for i, ix := range m.Indexes {
-		if !ix.Unique || i >= len(rec.Keys) {
+		if !ix.Unique || i >= record.NumIndexes(rec) {
 			continue
 		}
-		for _, k := range rec.Keys[i] {
+		for _, k := range record.AppendKeys(rec, i, []model.Key(nil)) {
 			if out == nil {
 				out = map[string]claimInfo{}
 			}

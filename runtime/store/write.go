@@ -521,7 +521,8 @@ func checkUnique(b *batch, t *table, m *model.Model, rec *Record) error {
 		if !ix.Unique {
 			continue
 		}
-		for _, k := range rec.Keys[i] {
+		var buf [4]model.Key
+		for _, k := range record.AppendKeys(rec, i, buf[:0]) {
 			var holder string
 			index.Exact(string(k)).Ascend(work[index.NumDefault+i], func(e index.Entry) bool {
 				if e.Rec.Name != rec.Name {
@@ -552,15 +553,15 @@ func (s *Store) checkKeys(m *model.Model, rec, cur *Record) error {
 	}
 	labels := 0
 	if cur != nil {
-		labels = len(cur.Labels)
+		labels = record.NumLabels(cur)
 	}
-	over("metadata.labels", len(rec.Labels), labels)
+	over("metadata.labels", record.NumLabels(rec), labels)
 	for i, ix := range m.Indexes {
 		n := 0
-		if cur != nil && i < len(cur.Keys) {
-			n = len(cur.Keys[i])
+		if cur != nil && i < record.NumIndexes(cur) {
+			n = record.NumKeys(cur, i)
 		}
-		over(ix.Name, len(rec.Keys[i]), n)
+		over(ix.Name, record.NumKeys(rec, i), n)
 	}
 	return errs.Err()
 }

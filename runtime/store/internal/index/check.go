@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/svcrun/svc/runtime/store/internal/cowtree"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
 // CheckPostings compares the label postings of v with the labels of its
@@ -18,7 +19,7 @@ func CheckPostings(v *View) error {
 	want := map[posting]bool{}
 	words := map[[2]any]uint64{}
 	for _, r := range recs {
-		for _, l := range r.Labels {
+		for _, l := range record.AppendLabels(r, nil) {
 			words[[2]any{l, r.ID / 64}] |= 1 << (r.ID % 64)
 		}
 	}

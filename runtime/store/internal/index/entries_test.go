@@ -10,14 +10,13 @@ import (
 // Entries counts what Reindex writes: the keys entryKeys gives over every
 // index, and stops counting just past its limit.
 func TestEntriesCountsWhatIsIndexed(t *testing.T) {
-	recs := []*record.Record{
-		{Name: "a", Labels: []string{"x=1", "y=2"}, Keys: [][]model.Key{{"k"}, nil, {"m", "n", "o"}}},
-		{Name: "b", Deletion: "2026", Keys: [][]model.Key{nil}},
-		{Name: "c"},
-	}
+	a, b, c := &record.Record{Name: "a"}, &record.Record{Name: "b"}, &record.Record{Name: "c"}
+	record.SetKeys(a, 1, []string{"x=1", "y=2"}, "", "", [][]model.Key{{"k"}, nil, {"m", "n", "o"}})
+	record.SetKeys(b, 1, nil, "", "2026", [][]model.Key{nil})
+	recs := []*record.Record{a, b, c}
 	for _, r := range recs {
 		want := 0
-		for ix := 0; ix < NumDefault+len(r.Keys); ix++ {
+		for ix := 0; ix < NumDefault+record.NumIndexes(r); ix++ {
 			want += len(entryKeys(r, ix, nil))
 		}
 		if got := Entries(r, 1000); got != want {

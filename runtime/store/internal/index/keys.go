@@ -5,26 +5,26 @@ import (
 	"github.com/svcrun/svc/runtime/store/internal/record"
 )
 
-// Keys returns the record's keys for index number ix of
-// m.AllIndexes(): the defaults first (name, labels, creation, deletion),
-// then the model's own. Labels are neither sorted nor field-selected, so
-// IxLabels is never asked for.
-func Keys(r *record.Record, ix int) []model.Key {
+// Keys appends the record's keys for index number ix of m.AllIndexes()
+// to dst: the defaults first (name, labels, creation, deletion), then the
+// model's own. Labels are neither sorted nor field-selected, so IxLabels
+// is never asked for.
+func Keys(r *record.Record, ix int, dst []model.Key) []model.Key {
 	switch ix {
-	case 0:
-		return []model.Key{model.StringKey(r.Name)}
-	case 2:
+	case IxName:
+		return append(dst, model.StringKey(r.Name))
+	case IxCreated:
 		if r.Creation == "" {
-			return nil
+			return dst
 		}
-		return []model.Key{r.Creation}
-	case 3:
+		return append(dst, r.Creation)
+	case IxDeleted:
 		if r.Deletion == "" {
-			return nil
+			return dst
 		}
-		return []model.Key{r.Deletion}
+		return append(dst, r.Deletion)
 	}
-	return r.Keys[ix-NumDefault]
+	return record.AppendKeys(r, ix-NumDefault, dst)
 }
 
 // SortKey is the key a record sorts by on index ix: its only key, or for a
@@ -38,12 +38,5 @@ func SortKey(r *record.Record, ix int, desc bool) (model.Key, bool) {
 	case IxDeleted:
 		return r.Deletion, r.Deletion != ""
 	}
-	ks := Keys(r, ix)
-	if len(ks) == 0 {
-		return "", false
-	}
-	if desc {
-		return ks[len(ks)-1], true
-	}
-	return ks[0], true
+	return record.EdgeKey(r, ix-NumDefault, desc)
 }

@@ -56,12 +56,13 @@ func postRecord(t *Postings, old, rec *record.Record) {
 		return // a raw table keeps no indexes
 	}
 	var was, is []string
+	var wbuf, ibuf [8]string
 	var id uint32
 	if old != nil {
-		was, id = old.Labels, old.ID
+		was, id = record.AppendLabels(old, wbuf[:0]), old.ID
 	}
 	if rec != nil {
-		is, id = rec.Labels, rec.ID
+		is, id = record.AppendLabels(rec, ibuf[:0]), rec.ID
 	}
 	// Both lists are sorted: walk them together.
 	for len(was) > 0 || len(is) > 0 {

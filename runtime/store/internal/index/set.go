@@ -118,7 +118,7 @@ func entryKeys(rec *record.Record, ix int, dst []string) []string {
 	case IxName:
 		return dst
 	case IxLabels:
-		return append(dst, rec.Labels...)
+		return record.AppendLabels(rec, dst)
 	case IxCreated:
 		return append(dst, "")
 	case IxDeleted:
@@ -127,28 +127,25 @@ func entryKeys(rec *record.Record, ix int, dst []string) []string {
 		}
 		return dst
 	}
-	ks := rec.Keys[ix-NumDefault]
-	if len(ks) == 0 {
+	i := ix - NumDefault
+	if record.NumKeys(rec, i) == 0 {
 		return append(dst, "")
 	}
-	for _, k := range ks {
-		dst = append(dst, string(k))
-	}
-	return dst
+	return record.AppendKeys(rec, i, dst)
 }
 
 // Entries returns how many index entries rec has (what entryKeys gives
 // over every index), counting up to just past limit.
 func Entries(rec *record.Record, limit int) int {
-	n := len(rec.Labels) + 1 // the creation entry
+	n := record.NumLabels(rec) + 1 // the creation entry
 	if rec.Deletion != "" {
 		n++
 	}
-	for _, ks := range rec.Keys {
+	for i := range record.NumIndexes(rec) {
 		if n > limit {
 			break
 		}
-		n += max(len(ks), 1) // an object without a value has the "" entry
+		n += max(record.NumKeys(rec, i), 1) // an object without a value has the "" entry
 	}
 	return n
 }

@@ -199,8 +199,9 @@ func (p *Plan) Matches(r *record.Record) bool {
 	if p.sigMiss(r.Sig) || !p.labels.Matches(r) {
 		return false
 	}
+	var buf [4]model.Key
 	for _, f := range p.fields {
-		ks := index.Keys(r, f.ix)
+		ks := index.Keys(r, f.ix, buf[:0])
 		if f.op.IsRange() {
 			// Some value in the range (keys order as the values do);
 			// no value, no match.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
@@ -32,25 +33,27 @@ type Record struct {
 	// disk backend.
 	Rev int64
 
-	Labels   []string // model.LabelKey(key, value), sorted
-	Creation model.Key
+	// Sec is the record's index keys in one string: the keys section of
+	// its log frame, byte for byte (see keys.go for the layout). The
+	// methods below read it in place, so a record's keys cost one
+	// allocation and no slice headers (restored, they share the JSON's),
+	// and a write logs them without encoding them again. Empty: the
+	// record has no keys (restored from a frame without them).
+	Sec      string
+	Creation model.Key // a substring of Sec
 	Deletion model.Key // empty while the object is not being deleted
-	Keys     [][]model.Key
-	// FP is the model.KeysFingerprint the keys were computed under (0:
-	// none). A raw record restored from disk keeps its persisted keys in
-	// Blob until a model with the same fingerprint claims them.
-	FP   uint64
-	Blob []byte
-	// Indexed: the index fields above are filled in. A raw record restored
-	// with persisted keys gets them filled in place by the build that
-	// claims it; only fields a snapshot writer does not read are written.
+	// Indexed: Sec has been checked and the fields drawn from it (above
+	// and below) are filled in. A raw record restored with persisted keys
+	// gets them filled in place by the build that claims it; only fields a
+	// snapshot writer does not read are written.
 	Indexed bool
-	Pending bool // has finalizers
+	Pending bool   // has finalizers
+	keysAt  uint32 // offset in Sec of the model's own indexes
 	// ID numbers the object densely within its table (kept across its
 	// versions), so that a list can hold a candidate set as a bitmap and
 	// test index entries against it without touching their records.
 	ID uint32
-	// Sig is LabelSig(Labels), copied into every index entry.
+	// Sig is the LabelSig of its labels, copied into every index entry.
 	Sig uint32
 
 	// An update that keeps the labels of an object with many index
@@ -111,7 +114,9 @@ func (r *Record) Deleting() bool { return r.Deletion != "" }
 // Get implements selector.Labels over the record's labels.
 func (r *Record) Get(key string) (string, bool) {
 	// Objects have few labels: a linear scan beats a binary search.
-	for _, l := range r.Labels {
+	ls := r.labels()
+	for range ls.n {
+		l := ls.next()
 		if len(l) > len(key)+1 && l[len(key)] == 0 && l[:len(key)] == key {
 			return l[len(key)+1 : len(l)-1], true
 		}
@@ -134,35 +139,44 @@ func New(m *model.Model, obj object.Object, data []byte) *Record {
 // alone (a restored record's, already copied out of the log).
 func Adopt(m *model.Model, obj object.Object, data []byte) *Record {
 	md := &obj.GetEnvelope().Metadata
-	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: data, Pending: len(md.Finalizers) > 0, FP: m.KeysFingerprint(), Indexed: true}
-	if n := len(md.Labels); n > 0 {
-		r.Labels = make([]string, 0, n)
-		for _, k := range sortedKeys(md.Labels) {
-			r.Labels = append(r.Labels, string(model.LabelKey(k, md.Labels[k])))
-		}
-		r.Sig = LabelSig(r.Labels)
+	var lbuf [8]string
+	labels := lbuf[:0]
+	for _, k := range sortedKeys(md.Labels) {
+		labels = append(labels, string(model.LabelKey(k, md.Labels[k])))
 	}
+	var creation, deletion model.Key
 	if md.CreationTimestamp != nil {
-		r.Creation = model.TimeKey(*md.CreationTimestamp)
+		creation = model.TimeKey(*md.CreationTimestamp)
 	}
 	if md.DeletionTimestamp != nil {
-		r.Deletion = model.TimeKey(*md.DeletionTimestamp)
+		deletion = model.TimeKey(*md.DeletionTimestamp)
 	}
-	if len(m.Indexes) > 0 {
-		r.Keys = make([][]model.Key, len(m.Indexes))
-		for i, ix := range m.Indexes {
-			ks := ix.Keys(obj, nil)
-			if ix.Multi && len(ks) > 1 {
-				slices.Sort(ks)
-				ks = slices.Compact(ks)
-			}
-			r.Keys[i] = ks
+	var kbuf [16]model.Key
+	keys := kbuf[:0]
+	var nbuf [8]int
+	counts := nbuf[:0]
+	for _, ix := range m.Indexes {
+		n := len(keys)
+		keys = ix.Keys(obj, keys)
+		if ix.Multi && len(keys)-n > 1 {
+			slices.Sort(keys[n:])
+			keys = keys[:n+len(slices.Compact(keys[n:]))]
 		}
+		counts = append(counts, len(keys)-n)
+	}
+	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: data}
+	sec := appendSection(nil, m.KeysFingerprint(), labels, creation, deletion, len(md.Finalizers) > 0, counts, keys)
+	r.Sec = unsafe.String(unsafe.SliceData(sec), len(sec)) // sec is never written again
+	if !Unpack(r) {
+		panic("record: a section just built does not parse")
 	}
 	return r
 }
 
 func sortedKeys(m map[string]string) []string {
+	if len(m) == 0 {
+		return nil
+	}
 	ks := make([]string, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)
