@@ -116,13 +116,11 @@ func (e *DupError) Error() string {
 // objects under one key fails.
 func BuildTree(m *model.Model, recs []*record.Record, order []int32, metas []RowMeta, ix int, sc *Scratch) (*Tree, error) {
 	var buf [8]string
-	n := 0
-	for _, r := range recs {
-		n += len(entryKeys(r, ix, buf[:0]))
-	}
-	// Entry j has key keys[j] and belongs to recs[owner[j]].
-	keys := sized(sc.keys, n)
-	owner := sized(sc.owner, n)
+	// Entry j has key keys[j] and belongs to recs[owner[j]]. The scratch
+	// grows to the largest tree's entries once; reading every record's
+	// keys twice to size it costs more.
+	keys := sc.keys[:0]
+	owner := sc.owner[:0]
 	for _, i := range order {
 		for _, k := range entryKeys(recs[i], ix, buf[:0]) {
 			keys = append(keys, k)

@@ -127,11 +127,11 @@ func entryKeys(rec *record.Record, ix int, dst []string) []string {
 		}
 		return dst
 	}
-	i := ix - NumDefault
-	if record.NumKeys(rec, i) == 0 {
+	n := len(dst)
+	if dst = record.AppendKeys(rec, ix-NumDefault, dst); len(dst) == n {
 		return append(dst, "")
 	}
-	return record.AppendKeys(rec, i, dst)
+	return dst
 }
 
 // Entries returns how many index entries rec has (what entryKeys gives

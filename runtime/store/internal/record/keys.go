@@ -178,6 +178,11 @@ type keyList struct {
 }
 
 func (k *keyList) next() string {
+	if n := int(k.s[0]); n < 0x80 { // keys shorter than 128 bytes: most
+		s := k.s[1 : 1+n]
+		k.s = k.s[1+n:]
+		return s
+	}
 	n, w := uvarint(k.s)
 	s := k.s[w : w+int(n)]
 	k.s = k.s[w+int(n):]
@@ -203,8 +208,13 @@ func (r *Record) ownKeys(i int) keyList {
 	}
 	s = s[w:]
 	for {
-		n, w := uvarint(s)
-		ks := keyList{s: s[w:], n: int(n)}
+		var ks keyList
+		if n := int(s[0]); n < 0x80 {
+			ks = keyList{s: s[1:], n: n}
+		} else {
+			n, w := uvarint(s)
+			ks = keyList{s: s[w:], n: int(n)}
+		}
 		if i == 0 {
 			return ks
 		}
