@@ -16,6 +16,7 @@ type Queue struct {
 	cond       sync.Cond
 	ready      []string            // FIFO of names to hand out
 	dirty      map[string]struct{} // names waiting to be handed out (in ready, or to be re-added by Done)
+	dirtyPeak  int                 // the most names dirty held since it was last made afresh
 	processing map[string]struct{} // names handed out and not yet Done
 	failures   map[string]int
 	waiting    waitHeap // delayed adds, earliest first
@@ -23,6 +24,10 @@ type Queue struct {
 	timer      *time.Timer // fires at the earliest delayed add
 	shutdown   bool
 }
+
+// shrinkAfter is how many names the dirty set must have held before it is
+// made afresh once empty.
+const shrinkAfter = 1024
 
 // New returns a queue whose retries wait base, 2·base, 4·base, … up to max.
 // A non-positive base is one millisecond; a max below base is base.
@@ -59,6 +64,7 @@ func (q *Queue) addLocked(name string) {
 		return
 	}
 	q.dirty[name] = struct{}{}
+	q.dirtyPeak = max(q.dirtyPeak, len(q.dirty))
 	if _, ok := q.processing[name]; ok {
 		return // Done re-queues it
 	}
@@ -138,7 +144,15 @@ func (q *Queue) Get() (name string, shutdown bool) {
 	name = q.ready[0]
 	q.ready[0] = ""
 	q.ready = q.ready[1:]
+	if len(q.ready) == 0 {
+		q.ready = nil // the emptied slice would keep its array (room for every name of a first pass)
+	}
 	delete(q.dirty, name)
+	if len(q.dirty) == 0 && q.dirtyPeak > shrinkAfter {
+		// A Go map never shrinks: after the first pass over every object
+		// it would hold room for all of them for good.
+		q.dirty, q.dirtyPeak = map[string]struct{}{}, 0
+	}
 	q.processing[name] = struct{}{}
 	return name, false
 }

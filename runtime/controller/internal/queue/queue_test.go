@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -324,4 +326,37 @@ func TestShutDown(t *testing.T) {
 			t.Fatal("ShuttingDown = false after ShutDown")
 		}
 	})
+}
+
+// TestDrainedQueueReturnsItsRoom: a first pass queues every object's name
+// at once; once they are all handed out and done, the queue holds no room
+// for them (a Go map keeps its size when emptied).
+func TestDrainedQueueReturnsItsRoom(t *testing.T) {
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	q := New(time.Millisecond, time.Second)
+	names := make([]string, 100_000)
+	for i := range names {
+		names[i] = fmt.Sprint("object-", i)
+	}
+	before := heap()
+	for _, n := range names {
+		q.Add(n)
+	}
+	for range names {
+		n, _ := q.Get()
+		q.Done(n)
+	}
+	if grew := int64(heap()) - int64(before); grew > 256<<10 {
+		t.Errorf("the drained queue still holds %d KB", grew>>10)
+	}
+	runtime.KeepAlive(names)
+	q.Add("again") // still works
+	if n, _ := q.Get(); n != "again" {
+		t.Errorf("Get = %q after the queue was drained", n)
+	}
 }
