@@ -51,24 +51,42 @@ func (s *Store) Watch(ctx context.Context, m *model.Model, opts WatchOptions) (*
 		if err != nil {
 			return err
 		}
-		var initial []Event
-		if opts.SendInitial {
-			p.ByName()
-			items, _, err := p.Run(ctx, st.current(p.Need()), 1, 0)
-			if err != nil {
-				return err
+		if opts.SendInitial && opts.Name != "" {
+			// One object: looked up, not listed.
+			var initial []Event
+			v := st.current(0) // memdb alone: no tree needed
+			if r := v.Names().Get(string(model.StringKey(opts.Name))); r != nil && match(r) {
+				initial = append(initial, Event{Type: watch.Added, Object: r})
 			}
-			for _, r := range items {
-				if match(r) {
-					initial = append(initial, Event{Type: watch.Added, Object: r})
-				}
-			}
+			sub = st.hub.Subscribe(match, initial)
+			return nil
 		}
-		if opts.After > 0 && !opts.SendInitial {
+		if opts.SendInitial {
+			// Only the view is taken here, between two commits; the
+			// listing runs on the subscription's goroutine as the watcher
+			// takes the events, so neither the committer nor memory waits
+			// on a watcher of a large table.
+			p.ByName()
+			v := st.current(p.Need())
+			sub = st.hub.SubscribeFrom(match, func(yield func(Event) bool) error {
+				items, _, err := p.Run(context.Background(), v, 1, 0)
+				if err != nil {
+					return err
+				}
+				for _, r := range items {
+					if match(r) && !yield(Event{Type: watch.Added, Object: r}) {
+						return nil
+					}
+				}
+				return nil
+			})
+			return nil
+		}
+		if opts.After > 0 {
 			sub, err = st.hub.SubscribeAfter(match, opts.After)
 			return err
 		}
-		sub = st.hub.Subscribe(match, initial)
+		sub = st.hub.Subscribe(match, nil)
 		return nil
 	}})
 	return sub, err

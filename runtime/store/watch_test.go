@@ -141,3 +141,64 @@ func TestWatchEndsOnUnregister(t *testing.T) {
 		t.Fatalf("watch after unregister: open=%v err=%v, want closed with ErrClosed", ok, sub.Err())
 	}
 }
+
+// TestWatchInitialEventsAreStreamed: the initial events of a watch of a
+// table are listed as the watcher takes them, in a channel no larger than
+// the store's watch buffer, and a write made meanwhile follows them; a
+// watch of one named object starts with that object alone.
+func TestWatchInitialEventsAreStreamed(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.Open(t, store.Options{Dir: t.TempDir(), WatchBuffer: 16}, m)
+	const n = 2000
+	for i := range n {
+		if _, err := s.Create(ctx, m, storetest.NewPerson(fmt.Sprintf("p%04d", i), Spec{Name: "P"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub, err := s.Watch(ctx, m, store.WatchOptions{SendInitial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if c := cap(sub.C); c > 16 {
+		t.Errorf("cap(C) = %d for %d initial events: room for the whole table", c, n)
+	}
+	// Nobody reads yet: writes still go through.
+	if _, err := s.Create(ctx, m, storetest.NewPerson("zed", Spec{Name: "Z"})); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if ev := next(t, sub); ev.Type != watch.Added || ev.Object.Name != fmt.Sprintf("p%04d", i) {
+			t.Fatalf("initial event %d = %s %s", i, ev.Type, ev.Object.Name)
+		}
+	}
+	if ev := next(t, sub); ev.Type != watch.Added || ev.Object.Name != "zed" {
+		t.Fatalf("after the initial events: %s %s, want ADDED zed", ev.Type, ev.Object.Name)
+	}
+
+	one, err := s.Watch(ctx, m, store.WatchOptions{Name: "p0007", SendInitial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	missing, err := s.Watch(ctx, m, store.WatchOptions{Name: "nobody", SendInitial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer missing.Close()
+	if ev := next(t, one); ev.Type != watch.Added || ev.Object.Name != "p0007" {
+		t.Fatalf("named watch: %s %s, want ADDED p0007", ev.Type, ev.Object.Name)
+	}
+	if _, err := s.Create(ctx, m, storetest.NewPerson("nobody", Spec{Name: "N"})); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, missing); ev.Type != watch.Added || ev.Object.Name != "nobody" || ev.Rev == 0 {
+		t.Fatalf("named watch of a missing object: %s %s rev %d, want its creation", ev.Type, ev.Object.Name, ev.Rev)
+	}
+	if _, err := s.Delete(ctx, m, "p0007"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, one); ev.Type != watch.Deleted || ev.Object.Name != "p0007" {
+		t.Fatalf("named watch: %s %s, want DELETED p0007", ev.Type, ev.Object.Name)
+	}
+}

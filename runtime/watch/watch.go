@@ -50,6 +50,12 @@ type Subscription[T any] struct {
 	hub   *Hub[T]
 	err   error
 	done  bool
+	// pumping: a pump (SubscribeFrom) is still sending initial events on
+	// c, so Publish queues changes in pending (up to the hub's buffer),
+	// and drop closes stop instead of c, which the pump then closes.
+	pumping bool
+	pending []Event[T]
+	stop    chan struct{}
 }
 
 // Err returns why C was closed: nil after Close, ErrSlow or ErrClosed.
@@ -136,6 +142,11 @@ func (h *Hub[T]) Subscribe(match func(T) bool, initial []Event[T]) *Subscription
 	for _, e := range initial {
 		c <- e
 	}
+	return h.add(s)
+}
+
+// add registers s, or drops it with ErrClosed if h is closed.
+func (h *Hub[T]) add(s *Subscription[T]) *Subscription[T] {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -144,6 +155,64 @@ func (h *Hub[T]) Subscribe(match func(T) bool, initial []Event[T]) *Subscription
 	}
 	h.subs[s] = struct{}{}
 	return s
+}
+
+// SubscribeFrom is Subscribe with initial events that initial yields,
+// run on a goroutine of the subscription's own as the subscriber takes
+// them: a subscriber to a large table is not handed room for all of it
+// at once, and whoever subscribes does not wait for the listing. Changes
+// published meanwhile wait behind them, up to the hub's buffer, so a
+// subscriber that falls further behind while it takes the initial events
+// is dropped (ErrSlow) as any other. An error from initial ends the
+// subscription: C is closed and Err returns it.
+func (h *Hub[T]) SubscribeFrom(match func(T) bool, initial func(yield func(Event[T]) bool) error) *Subscription[T] {
+	c := make(chan Event[T], h.buffer)
+	s := &Subscription[T]{C: c, c: c, match: match, hub: h, pumping: true, stop: make(chan struct{})}
+	go s.pump(initial)
+	return h.add(s)
+}
+
+// pump sends the initial events on c, then the changes queued meanwhile;
+// once none is left (checked under the hub's lock) Publish sends on c
+// itself. If the subscription is dropped first, pump closes c.
+func (s *Subscription[T]) pump(initial func(yield func(Event[T]) bool) error) {
+	h := s.hub
+	send := func(ev Event[T]) bool {
+		select {
+		case s.c <- ev:
+			return true
+		case <-s.stop:
+			return false
+		}
+	}
+	ok := true
+	if err := initial(func(ev Event[T]) bool {
+		ok = send(ev)
+		return ok
+	}); err != nil {
+		h.mu.Lock()
+		h.drop(s, err)
+		h.mu.Unlock()
+		ok = false
+	}
+	for ok {
+		h.mu.Lock()
+		if s.done {
+			h.mu.Unlock()
+			break
+		}
+		if len(s.pending) == 0 {
+			s.pending, s.pumping = nil, false
+			h.mu.Unlock()
+			return
+		}
+		ev := s.pending[0]
+		s.pending[0] = Event[T]{}
+		s.pending = s.pending[1:]
+		h.mu.Unlock()
+		ok = send(ev)
+	}
+	close(s.c) // dropped while pumping: drop left c to us
 }
 
 // Len returns the number of live subscribers.
@@ -174,6 +243,14 @@ func (h *Hub[T]) Publish(ch Change[T]) {
 		if !ok {
 			continue
 		}
+		if s.pumping {
+			if len(s.pending) >= h.buffer {
+				h.drop(s, ErrSlow)
+			} else {
+				s.pending = append(s.pending, ev)
+			}
+			continue
+		}
 		select {
 		case s.c <- ev:
 		default:
@@ -200,6 +277,10 @@ func (h *Hub[T]) drop(s *Subscription[T], err error) {
 	s.done = true
 	s.err = err
 	delete(h.subs, s)
+	if s.pumping {
+		close(s.stop) // the pump may be sending on c: it closes c
+		return
+	}
 	close(s.c)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -402,5 +403,134 @@ func TestSubscribeAfterReplaysHistory(t *testing.T) {
 		if ev := <-s2.C; ev.Rev != want {
 			t.Fatalf("replayed revision %d, want %d", ev.Rev, want)
 		}
+	}
+}
+
+// events yields n initial Added events named i0, i1, …, counting how many
+// it was asked for.
+func events(n int, asked *atomic.Int64) func(yield func(Event[item]) bool) error {
+	return func(yield func(Event[item]) bool) error {
+		for i := range n {
+			asked.Store(int64(i + 1))
+			if !yield(Event[item]{Type: Added, Object: item{fmt.Sprint("i", i), "red"}}) {
+				return nil
+			}
+		}
+		return nil
+	}
+}
+
+// TestSubscribeFromStreamsTheInitialEvents: initial events are produced
+// as the subscriber takes them, through a channel whose room does not
+// grow with them, and changes published meanwhile follow them in order.
+func TestSubscribeFromStreamsTheInitialEvents(t *testing.T) {
+	h := NewHub[item](4)
+	var asked atomic.Int64
+	s := h.SubscribeFrom(isRed, events(10_000, &asked))
+	defer s.Close()
+	if c := cap(s.C); c > 4 {
+		t.Fatalf("cap(C) = %d for 10,000 initial events and a buffer of 4", c)
+	}
+	h.Publish(create(item{"d", "red"}))
+	h.Publish(create(item{"e", "blue"}))
+	time.Sleep(20 * time.Millisecond)
+	if asked.Load() > 4+2 {
+		t.Errorf("%d initial events produced before the subscriber took one", asked.Load())
+	}
+	for i := range 10_000 {
+		ev := <-s.C
+		if ev.Object.Name != fmt.Sprint("i", i) || ev.Type != Added {
+			t.Fatalf("initial event %d = %+v", i, ev)
+		}
+	}
+	if ev := <-s.C; ev.Object.Name != "d" || ev.Type != Added {
+		t.Fatalf("after the initial events: %+v, want d added", ev)
+	}
+	h.Publish(update(item{"d", "red"}, item{"d", "blue"}))
+	if ev := <-s.C; ev.Object.Name != "d" || ev.Type != Deleted {
+		t.Fatalf("a later change: %+v, want d deleted", ev)
+	}
+}
+
+// TestSubscribeFromClosedMidway: a subscriber that closes while initial
+// events are still coming stops their production; C is closed.
+func TestSubscribeFromClosedMidway(t *testing.T) {
+	h := NewHub[item](4)
+	ended := make(chan struct{})
+	s := h.SubscribeFrom(nil, func(yield func(Event[item]) bool) error {
+		defer close(ended)
+		for i := 0; ; i++ {
+			if !yield(Event[item]{Type: Added, Object: item{fmt.Sprint("i", i), "red"}}) {
+				return nil
+			}
+		}
+	})
+	<-s.C
+	s.Close()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the initial events went on after Close")
+	}
+	for range s.C { // closed once the pump stops
+	}
+	if err := s.Err(); err != nil || h.Len() != 0 {
+		t.Errorf("Err = %v, %d subscribers", err, h.Len())
+	}
+}
+
+// TestSubscribeFromDroppedWhileListing: more changes than the buffer holds
+// while the initial events are taken drop the subscriber with ErrSlow,
+// after what it was sent; and Close afterwards still releases the pump.
+func TestSubscribeFromDroppedWhileListing(t *testing.T) {
+	h := NewHub[item](2)
+	var asked atomic.Int64
+	s := h.SubscribeFrom(nil, events(1000, &asked))
+	for i := range 3 {
+		h.Publish(create(item{fmt.Sprint("late", i), "red"}))
+	}
+	n := 0
+	for range s.C {
+		n++
+	}
+	if !errors.Is(s.Err(), ErrSlow) || n > 3 {
+		t.Errorf("Err = %v after %d events, want ErrSlow after at most the 2 the buffer held and the one the pump had in hand", s.Err(), n)
+	}
+	s.Close()
+
+	// Dropped, then closed by a subscriber that stopped reading.
+	s = h.SubscribeFrom(nil, events(1000, &asked))
+	for i := range 3 {
+		h.Publish(create(item{fmt.Sprint("late", i), "red"}))
+	}
+	<-s.C
+	s.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok := <-s.C; !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("C still open after Close")
+		}
+	}
+}
+
+// TestSubscribeFromError: an error from the initial events ends the
+// subscription with it.
+func TestSubscribeFromError(t *testing.T) {
+	h := NewHub[item](4)
+	boom := errors.New("boom")
+	s := h.SubscribeFrom(nil, func(yield func(Event[item]) bool) error {
+		yield(Event[item]{Type: Added, Object: item{"a", "red"}})
+		return boom
+	})
+	defer s.Close()
+	var got []string
+	for ev := range s.C {
+		got = append(got, ev.Object.Name)
+	}
+	if !errors.Is(s.Err(), boom) || len(got) != 1 || h.Len() != 0 {
+		t.Errorf("events %v, Err %v, %d subscribers", got, s.Err(), h.Len())
 	}
 }
