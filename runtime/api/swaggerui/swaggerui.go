@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/svcrun/svc/runtime/api/assets"
 )
@@ -24,8 +25,15 @@ const (
 	indexCacheControl = "no-cache"
 )
 
-// files maps a file name (relative to the prefix) to the file; built once.
-var files = sync.OnceValue(func() map[string]*assets.File {
+// reads counts how often the embedded assets were read (tests).
+var reads atomic.Int64
+
+// readFiles maps each file name (relative to the prefix) to the file.
+// The bodies are copies on the heap (embed.FS has no other way to hand
+// them out): 1.7 MB that a server whose Swagger UI nobody opens need
+// not hold, so Handler reads them at its first request.
+func readFiles() map[string]*assets.File {
+	reads.Add(1)
 	m := map[string]*assets.File{assets.Index: assets.NewFile(assets.Index, indexHTML, indexCacheControl)}
 	err := fs.WalkDir(dist, "dist", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -42,7 +50,7 @@ var files = sync.OnceValue(func() map[string]*assets.File {
 		panic("swaggerui: reading embedded assets: " + err.Error())
 	}
 	return m
-})
+}
 
 // Version returns the first line of dist/VERSION: the swagger-ui-dist
 // package the assets come from ("swagger-ui-dist@5.35.0").
@@ -67,5 +75,6 @@ func Version() string {
 // no-cache for the page) and gzip when the client accepts it. A name that
 // is not an asset is a 404 problem document.
 func Handler(prefix string) http.Handler {
-	return assets.Handler(prefix, "Swagger UI", files(), nil)
+	h := sync.OnceValue(func() http.Handler { return assets.Handler(prefix, "Swagger UI", readFiles(), nil) })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h().ServeHTTP(w, r) })
 }

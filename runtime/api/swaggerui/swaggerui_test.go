@@ -283,3 +283,24 @@ func TestConcurrentGzip(t *testing.T) {
 		}
 	}
 }
+
+// TestAssetsReadAtFirstRequest: making the handler reads no asset (a
+// server holds them only once someone opens Swagger UI); its first
+// request reads them, once.
+func TestAssetsReadAtFirstRequest(t *testing.T) {
+	before := reads.Load()
+	h := Handler("/lazy/")
+	if n := reads.Load() - before; n != 0 {
+		t.Fatalf("Handler read the assets %d times before any request", n)
+	}
+	for range 3 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/lazy/", nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET /lazy/ = %d", rec.Code)
+		}
+	}
+	if n := reads.Load() - before; n != 1 {
+		t.Errorf("three requests read the assets %d times, want once", n)
+	}
+}
