@@ -184,7 +184,7 @@ func (s *Store) update(ctx context.Context, m *model.Model, obj object.Object, w
 	// The client can neither set nor clear server-managed fields; the
 	// record's keys hold them exactly, so the stored JSON is not decoded.
 	md.CreationTimestamp = timeOf(cur.Creation)
-	md.DeletionTimestamp = timeOf(cur.Deletion)
+	md.DeletionTimestamp = timeOf(record.Deletion(cur))
 	// generateName keeps its stored value too (as in Halo); only objects
 	// created from one carry it, so only they are parsed for it.
 	md.GenerateName = ""

@@ -19,10 +19,10 @@ func Keys(r *record.Record, ix int, dst []model.Key) []model.Key {
 		}
 		return append(dst, r.Creation)
 	case IxDeleted:
-		if r.Deletion == "" {
-			return dst
+		if d := record.Deletion(r); d != "" {
+			return append(dst, d)
 		}
-		return append(dst, r.Deletion)
+		return dst
 	}
 	return record.AppendKeys(r, ix-NumDefault, dst)
 }
@@ -36,7 +36,8 @@ func SortKey(r *record.Record, ix int, desc bool) (model.Key, bool) {
 	case IxCreated:
 		return r.Creation, r.Creation != ""
 	case IxDeleted:
-		return r.Deletion, r.Deletion != ""
+		d := record.Deletion(r)
+		return d, d != ""
 	}
 	return record.EdgeKey(r, ix-NumDefault, desc)
 }

@@ -122,8 +122,8 @@ func entryKeys(rec *record.Record, ix int, dst []string) []string {
 	case IxCreated:
 		return append(dst, "")
 	case IxDeleted:
-		if rec.Deletion != "" {
-			dst = append(dst, string(rec.Deletion))
+		if d := record.Deletion(rec); d != "" {
+			dst = append(dst, string(d))
 		}
 		return dst
 	}
@@ -138,7 +138,7 @@ func entryKeys(rec *record.Record, ix int, dst []string) []string {
 // over every index), counting up to just past limit.
 func Entries(rec *record.Record, limit int) int {
 	n := record.NumLabels(rec) + 1 // the creation entry
-	if rec.Deletion != "" {
+	if rec.Deleting() {
 		n++
 	}
 	for i := range record.NumIndexes(rec) {

@@ -88,7 +88,7 @@ func SetKeys(r *Record, fp uint64, labels []string, creation, deletion model.Key
 }
 
 // Unpack checks r.Sec and fills in the fields drawn from it (Creation,
-// Deletion, Pending, Sig and where the indexes' keys start), setting
+// Pending, Sig and where the indexes' keys start), setting
 // Indexed; false, with r unchanged, when the section is malformed (the
 // caller decodes the JSON instead). It never writes Sec, which a snapshot
 // writer may be reading.
@@ -117,7 +117,8 @@ func Unpack(r *Record) bool {
 	if !p.ok || len(p.s) != 0 || at > math.MaxUint32 {
 		return false
 	}
-	r.Creation, r.Deletion, r.Pending, r.Sig = model.Key(creation), model.Key(deletion), pending, sig
+	_ = deletion // read in place when asked (Deletion): rarely set, rarely read
+	r.Creation, r.Pending, r.Sig = model.Key(creation), pending, sig
 	r.keysAt = uint32(at)
 	r.Indexed = true
 	return true
@@ -134,6 +135,21 @@ func FP(r *Record) uint64 {
 		fp = fp<<8 | uint64(r.Sec[i])
 	}
 	return fp
+}
+
+// Deletion returns the object's deletionTimestamp key, "" while it is not
+// being deleted.
+func Deletion(r *Record) model.Key {
+	if r.keysAt == 0 {
+		return ""
+	}
+	ks := r.labels()
+	for range ks.n {
+		ks.next()
+	}
+	ks.n = 2
+	ks.next() // the creation key
+	return model.Key(ks.next())
 }
 
 // NumLabels returns how many labels the object carries.

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
@@ -31,8 +32,8 @@ func TestAdoptKeepsEveryKeyInItsSection(t *testing.T) {
 	if _, ok := r.Get("tea"); ok {
 		t.Error(`Get("tea") found a label`)
 	}
-	if r.Creation != model.TimeKey(created) || r.Deletion != model.TimeKey(deleted) || !r.Pending {
-		t.Errorf("creation %q, deletion %q, pending %v", r.Creation, r.Deletion, r.Pending)
+	if r.Creation != model.TimeKey(created) || record.Deletion(r) != model.TimeKey(deleted) || !r.Pending || !r.Deleting() {
+		t.Errorf("creation %q, deletion %q, pending %v", r.Creation, record.Deletion(r), r.Pending)
 	}
 	if record.FP(r) != m.KeysFingerprint() || !r.Indexed {
 		t.Errorf("FP %#x, want %#x; indexed %v", record.FP(r), m.KeysFingerprint(), r.Indexed)
@@ -140,9 +141,9 @@ func FuzzUnpack(f *testing.F) {
 			record.EdgeKey(r, i, true)
 		}
 		again := &record.Record{Pending: r.Pending}
-		record.SetKeys(again, record.FP(r), record.AppendLabels(r, nil), r.Creation, r.Deletion, keys)
+		record.SetKeys(again, record.FP(r), record.AppendLabels(r, nil), r.Creation, record.Deletion(r), keys)
 		// Not byte for byte: a forged uvarint may carry padding bytes.
-		if again.Creation != r.Creation || again.Deletion != r.Deletion || again.Sig != r.Sig || record.FP(again) != record.FP(r) ||
+		if again.Creation != r.Creation || record.Deletion(again) != record.Deletion(r) || again.Sig != r.Sig || record.FP(again) != record.FP(r) ||
 			!slices.Equal(record.AppendLabels(again, nil), record.AppendLabels(r, nil)) || record.NumIndexes(again) != len(keys) {
 			t.Fatalf("rebuilt %+v, want %+v", again, r)
 		}
@@ -152,4 +153,16 @@ func FuzzUnpack(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRecordSize: a Record fits the allocator's 128-byte size class; one
+// field more costs 16 or 32 bytes per stored object (docs/performance.md).
+func TestRecordSize(t *testing.T) {
+	if n := unsafe.Sizeof(record.Record{}); n > 128 {
+		t.Errorf("a Record takes %d bytes; every stored object has one", n)
+	}
+	r := record.New(storetest.PersonModel(), storetest.NewPerson("bob", storetest.PersonSpec{Name: "Bob"}), []byte(`{}`))
+	if r.Deleting() || record.Deletion(r) != "" {
+		t.Errorf("a record without a deletionTimestamp: deleting %v, key %q", r.Deleting(), record.Deletion(r))
+	}
 }

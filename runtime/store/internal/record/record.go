@@ -40,8 +40,7 @@ type Record struct {
 	// and a write logs them without encoding them again. Empty: the
 	// record has no keys (restored from a frame without them).
 	Sec      string
-	Creation model.Key // a substring of Sec
-	Deletion model.Key // empty while the object is not being deleted
+	Creation model.Key // a substring of Sec (the deletion key is read from Sec: Deletion)
 	// Indexed: Sec has been checked and the fields drawn from it (above
 	// and below) are filled in. A raw record restored with persisted keys
 	// gets them filled in place by the build that claims it; only fields a
@@ -109,7 +108,7 @@ func (r *Record) Created() time.Time {
 }
 
 // Deleting reports whether the object carries a deletionTimestamp.
-func (r *Record) Deleting() bool { return r.Deletion != "" }
+func (r *Record) Deleting() bool { return Deletion(r) != "" }
 
 // Get implements selector.Labels over the record's labels.
 func (r *Record) Get(key string) (string, bool) {
