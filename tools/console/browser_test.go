@@ -157,16 +157,28 @@ func browser(t *testing.T) context.Context {
 		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 860),
+		chromedp.WindowSize(1280, 860),
 	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(bcancel)
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+	// Chromium now and then exits before it serves DevTools when started
+	// right after another one closed (seen once in CI: "chrome failed to
+	// start", the same test passing alone): that is the browser's start,
+	// not the console under test, so it gets three tries.
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		actx, cancel := chromedp.NewExecAllocator(context.Background(), append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		bctx, bcancel := chromedp.NewContext(actx)
+		if err = chromedp.Do(bctx); err == nil {
+			t.Cleanup(cancel)
+			t.Cleanup(bcancel)
+			return bctx
+		}
+		bcancel()
+		cancel()
+		t.Logf("start chromium, attempt %d: %v", attempt, err)
+		time.Sleep(time.Duration(attempt) * 500 * time.Millisecond)
 	}
-	return bctx
+	t.Fatalf("start chromium: %v", err)
+	return nil
 }
 
 func tab(t *testing.T, bctx context.Context) context.Context {
