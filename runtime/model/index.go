@@ -70,6 +70,20 @@ func StringKey(s string) Key {
 	return Key(strings.ReplaceAll(s, "\x00", "\x00\xff") + "\x00\x01")
 }
 
+// AppendStringKey appends StringKey(s) to dst, growing it at most once.
+func AppendStringKey(dst []byte, s string) []byte {
+	dst = slices.Grow(dst, len(s)+2+strings.Count(s, "\x00"))
+	for {
+		i := strings.IndexByte(s, 0)
+		if i < 0 {
+			break
+		}
+		dst = append(append(dst, s[:i]...), 0, 0xff)
+		s = s[i+1:]
+	}
+	return append(append(dst, s...), 0, 1)
+}
+
 // IntKey encodes v as 8 big-endian bytes with the sign bit flipped, so that
 // negative numbers sort before positive ones.
 func IntKey(v int64) Key {

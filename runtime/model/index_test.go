@@ -238,6 +238,11 @@ func TestTimeKeyOrderRandom(t *testing.T) {
 
 func checkStringOrder(t *testing.T, a, b string) {
 	t.Helper()
+	for _, x := range []string{a, b} {
+		if got := AppendStringKey([]byte("p"), x); string(got) != "p"+string(StringKey(x)) {
+			t.Errorf("AppendStringKey(p, %q) = %q, want p+StringKey", x, got)
+		}
+	}
 	if got, want := keyCmp(StringKey(a), StringKey(b)), strings.Compare(a, b); got != want {
 		t.Errorf("StringKey(%q) vs StringKey(%q): got byte order %d, want %d (keys %q, %q)", a, b, got, want, StringKey(a), StringKey(b))
 	}

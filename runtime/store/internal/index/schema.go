@@ -43,7 +43,10 @@ func NewDB() *memdb.MemDB {
 type nameIndexer struct{}
 
 func (nameIndexer) FromObject(o any) (bool, []byte, error) {
-	return true, []byte(model.StringKey(o.(*record.Record).Name)), nil
+	// One exact allocation: the key stays in memdb's tree for as long as
+	// the object is stored.
+	name := o.(*record.Record).Name
+	return true, model.AppendStringKey(make([]byte, 0, len(name)+2), name), nil
 }
 
 func (nameIndexer) FromArgs(args ...any) ([]byte, error) { return nameArg(args) }
