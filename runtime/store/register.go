@@ -212,7 +212,7 @@ func loadObjects(db *memdb.MemDB, recs []*Record) error {
 // blob if need be), else a new record decoded from its JSON.
 func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 	if fp != 0 && record.FP(raw) == fp {
-		if raw.Indexed || record.Unpack(raw) && record.NumIndexes(raw) == len(m.Indexes) {
+		if record.Indexed(raw) || record.Unpack(raw) && record.NumIndexes(raw) == len(m.Indexes) {
 			return raw, nil
 		}
 	}

@@ -88,7 +88,7 @@ func SetKeys(r *Record, fp uint64, labels []string, creation, deletion model.Key
 }
 
 // Unpack checks r.Sec and fills in the fields drawn from it (Creation,
-// Pending, Sig and where the indexes' keys start), setting
+// Pending, Sig and where the indexes' keys start), after which r is
 // Indexed; false, with r unchanged, when the section is malformed (the
 // caller decodes the JSON instead). It never writes Sec, which a snapshot
 // writer may be reading.
@@ -102,7 +102,8 @@ func Unpack(r *Record) bool {
 	for range p.count() {
 		sig |= LabelBit(p.str())
 	}
-	creation, deletion := p.str(), p.str()
+	creation := p.str()
+	p.str() // the deletion key, read in place when asked (Deletion)
 	if !p.ok || len(p.s) == 0 {
 		return false
 	}
@@ -117,12 +118,18 @@ func Unpack(r *Record) bool {
 	if !p.ok || len(p.s) != 0 || at > math.MaxUint32 {
 		return false
 	}
-	_ = deletion // read in place when asked (Deletion): rarely set, rarely read
 	r.Creation, r.Pending, r.Sig = model.Key(creation), pending, sig
 	r.keysAt = uint32(at)
-	r.Indexed = true
 	return true
 }
+
+// The accessors below are functions, not methods, so that store.Record's
+// method set stays its API.
+
+// Indexed reports whether r's keys section has been checked and the
+// fields drawn from it filled in (Unpack): a record built by New always,
+// a restored one once a build claimed it.
+func Indexed(r *Record) bool { return r.keysAt != 0 }
 
 // FP returns the model.KeysFingerprint r's keys were computed under (0:
 // it has none).
@@ -144,11 +151,9 @@ func Deletion(r *Record) model.Key {
 		return ""
 	}
 	ks := r.labels()
-	for range ks.n {
+	for range ks.n + 1 { // the labels, then the creation key
 		ks.next()
 	}
-	ks.n = 2
-	ks.next() // the creation key
 	return model.Key(ks.next())
 }
 
@@ -170,8 +175,8 @@ func NumIndexes(r *Record) int {
 	if r.keysAt == 0 {
 		return 0
 	}
-	n, _ := uvarint(r.Sec[r.keysAt:])
-	return int(n)
+	n, _ := readLen(r.Sec[r.keysAt:])
+	return n
 }
 
 // NumKeys returns how many keys r has on the model's own index i.
@@ -187,6 +192,22 @@ func AppendKeys[K ~string](r *Record, i int, dst []K) []K {
 	return dst
 }
 
+// EdgeKey returns r's smallest key on the model's own index i, or its
+// largest when last is set; false when it has none there.
+func EdgeKey(r *Record, i int, last bool) (model.Key, bool) {
+	ks := r.ownKeys(i)
+	if ks.n == 0 {
+		return "", false
+	}
+	k := ks.next()
+	if last {
+		for range ks.n - 1 {
+			k = ks.next()
+		}
+	}
+	return model.Key(k), true
+}
+
 // keyList walks n strings of a checked section.
 type keyList struct {
 	s string
@@ -194,43 +215,40 @@ type keyList struct {
 }
 
 func (k *keyList) next() string {
-	if n := int(k.s[0]); n < 0x80 { // keys shorter than 128 bytes: most
-		s := k.s[1 : 1+n]
-		k.s = k.s[1+n:]
-		return s
+	n, rest := readLen(k.s)
+	k.s = rest[n:]
+	return rest[:n]
+}
+
+// readLen reads a length or a count off the front of a checked section.
+func readLen(s string) (n int, rest string) {
+	if n := int(s[0]); n < 0x80 { // under 128: most, read inline
+		return n, s[1:]
 	}
-	n, w := uvarint(k.s)
-	s := k.s[w : w+int(n)]
-	k.s = k.s[w+int(n):]
-	return s
+	x, w := uvarint(s)
+	return int(x), s[w:]
 }
 
 func (r *Record) labels() keyList {
 	if r.keysAt == 0 {
 		return keyList{}
 	}
-	n, w := uvarint(r.Sec[8:])
-	return keyList{s: r.Sec[8+w:], n: int(n)}
+	var ks keyList
+	ks.n, ks.s = readLen(r.Sec[8:])
+	return ks
 }
 
 func (r *Record) ownKeys(i int) keyList {
 	if r.keysAt == 0 {
 		return keyList{}
 	}
-	s := r.Sec[r.keysAt:]
-	groups, w := uvarint(s)
-	if i < 0 || uint64(i) >= groups {
+	groups, s := readLen(r.Sec[r.keysAt:])
+	if i < 0 || i >= groups {
 		panic("record: no keys for this index")
 	}
-	s = s[w:]
 	for {
 		var ks keyList
-		if n := int(s[0]); n < 0x80 {
-			ks = keyList{s: s[1:], n: n}
-		} else {
-			n, w := uvarint(s)
-			ks = keyList{s: s[w:], n: int(n)}
-		}
+		ks.n, ks.s = readLen(s)
 		if i == 0 {
 			return ks
 		}
@@ -254,9 +272,6 @@ func uvarint(s string) (x uint64, w int) {
 	}
 	return 0, 0
 }
-
-// The accessors above are functions, not methods, so that store.Record's
-// method set stays its API.
 
 // reader walks an unchecked section; ok turns false at the first thing
 // that does not fit, after which every read returns nothing.
@@ -286,20 +301,4 @@ func (p *reader) str() string {
 	s := p.s[w : w+int(n)]
 	p.s = p.s[w+int(n):]
 	return s
-}
-
-// EdgeKey returns r's smallest key on the model's own index i, or its
-// largest when last is set; false when it has none there.
-func EdgeKey(r *Record, i int, last bool) (model.Key, bool) {
-	ks := r.ownKeys(i)
-	if ks.n == 0 {
-		return "", false
-	}
-	k := ks.next()
-	if last {
-		for range ks.n - 1 {
-			k = ks.next()
-		}
-	}
-	return model.Key(k), true
 }

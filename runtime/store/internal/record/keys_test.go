@@ -35,8 +35,8 @@ func TestAdoptKeepsEveryKeyInItsSection(t *testing.T) {
 	if r.Creation != model.TimeKey(created) || record.Deletion(r) != model.TimeKey(deleted) || !r.Pending || !r.Deleting() {
 		t.Errorf("creation %q, deletion %q, pending %v", r.Creation, record.Deletion(r), r.Pending)
 	}
-	if record.FP(r) != m.KeysFingerprint() || !r.Indexed {
-		t.Errorf("FP %#x, want %#x; indexed %v", record.FP(r), m.KeysFingerprint(), r.Indexed)
+	if record.FP(r) != m.KeysFingerprint() || !record.Indexed(r) {
+		t.Errorf("FP %#x, want %#x; indexed %v", record.FP(r), m.KeysFingerprint(), record.Indexed(r))
 	}
 	if r.Sig != record.LabelSig(record.AppendLabels(r, nil)) || r.Sig == 0 {
 		t.Errorf("Sig = %#x", r.Sig)
@@ -104,7 +104,7 @@ func TestUnpackRefusesMalformedSections(t *testing.T) {
 	sec := whole.Sec
 	for n := range len(sec) {
 		r := &record.Record{Sec: sec[:n]}
-		if record.Unpack(r) || r.Indexed {
+		if record.Unpack(r) || record.Indexed(r) {
 			t.Errorf("a section cut to %d of %d bytes was taken", n, len(sec))
 		}
 	}
@@ -118,7 +118,7 @@ func TestUnpackRefusesMalformedSections(t *testing.T) {
 	}
 	r := &record.Record{Sec: sec}
 	if !record.Unpack(r) || record.NumKeys(r, 0) != 2 || record.NumKeys(r, 1) != 0 || r.Creation != "c" {
-		t.Errorf("the whole section: indexed %v, %+v", r.Indexed, r)
+		t.Errorf("the whole section: indexed %v, %+v", record.Indexed(r), r)
 	}
 }
 

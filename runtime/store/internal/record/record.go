@@ -35,19 +35,19 @@ type Record struct {
 
 	// Sec is the record's index keys in one string: the keys section of
 	// its log frame, byte for byte (see keys.go for the layout). The
-	// methods below read it in place, so a record's keys cost one
+	// functions in keys.go read it in place, so a record's keys cost one
 	// allocation and no slice headers (restored, they share the JSON's),
 	// and a write logs them without encoding them again. Empty: the
 	// record has no keys (restored from a frame without them).
 	Sec      string
 	Creation model.Key // a substring of Sec (the deletion key is read from Sec: Deletion)
-	// Indexed: Sec has been checked and the fields drawn from it (above
-	// and below) are filled in. A raw record restored with persisted keys
-	// gets them filled in place by the build that claims it; only fields a
-	// snapshot writer does not read are written.
-	Indexed bool
-	Pending bool   // has finalizers
-	keysAt  uint32 // offset in Sec of the model's own indexes
+	Pending  bool      // has finalizers
+	// keysAt is the offset in Sec of the model's own indexes, 0 until
+	// Unpack checked Sec and filled in the fields drawn from it (Creation,
+	// Pending, Sig: Indexed). A raw record restored with persisted keys
+	// gets them filled in place by the build that claims it; only fields
+	// a snapshot writer does not read are written.
+	keysAt uint32
 	// ID numbers the object densely within its table (kept across its
 	// versions), so that a list can hold a candidate set as a bitmap and
 	// test index entries against it without touching their records.
