@@ -208,8 +208,9 @@ func loadObjects(db *memdb.MemDB, recs []*Record) error {
 }
 
 // claim returns raw as a record indexed for m: raw itself when its keys
-// were computed under m's fingerprint fp (filled in from the persisted
-// blob if need be), else a new record decoded from its JSON.
+// were computed under m's fingerprint fp (its fields unpacked from the
+// persisted keys section if need be), else a new record decoded from its
+// JSON.
 func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 	if fp != 0 && record.FP(raw) == fp {
 		if record.Indexed(raw) || record.Unpack(raw) && record.NumIndexes(raw) == len(m.Indexes) {

@@ -296,7 +296,7 @@ func rawRecord(e logEntry, rev int64) *Record {
 		return r
 	}
 	// One allocation for both: they live and die with the record. Data's
-	// capacity ends where Blob starts.
+	// capacity ends where the keys section starts.
 	buf := make([]byte, len(e.data)+len(e.keys))
 	n := copy(buf, e.data)
 	copy(buf[n:], e.keys)
