@@ -43,10 +43,9 @@ func NewDB() *memdb.MemDB {
 type nameIndexer struct{}
 
 func (nameIndexer) FromObject(o any) (bool, []byte, error) {
-	// One exact allocation: the key stays in memdb's tree for as long as
-	// the object is stored.
-	name := o.(*record.Record).Name
-	return true, model.AppendStringKey(make([]byte, 0, len(name)+2), name), nil
+	// One exact allocation (not a string and then a copy of it): the key
+	// stays in memdb's tree for as long as the object is stored.
+	return true, model.AppendStringKey(nil, o.(*record.Record).Name), nil
 }
 
 func (nameIndexer) FromArgs(args ...any) ([]byte, error) { return nameArg(args) }
@@ -57,7 +56,7 @@ func nameArg(args []any) ([]byte, error) {
 	if len(args) == 1 {
 		switch a := args[0].(type) {
 		case string:
-			return []byte(model.StringKey(a)), nil
+			return model.AppendStringKey(nil, a), nil
 		case []byte:
 			return a, nil
 		}
