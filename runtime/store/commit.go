@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"maps"
 	"runtime"
 	"slices"
 	"time"
@@ -418,9 +417,7 @@ func (s *Store) rollBack(b *batch) {
 // rebuildFromNames replaces db and idx with a fresh table of the records
 // in byName. Called with mu held.
 func (st *tableState) rebuildFromNames() error {
-	st.byName.mu.RLock()
-	recs := slices.Collect(maps.Values(st.byName.m))
-	st.byName.mu.RUnlock()
+	recs := slices.Collect(st.byName.all)
 	db := index.NewDB()
 	if err := loadObjects(db, recs); err != nil {
 		return err

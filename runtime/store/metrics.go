@@ -93,9 +93,7 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 		if st.model == nil || st.byName == nil {
 			continue // raw (no model) or not built yet: counting would walk memdb
 		}
-		st.byName.mu.RLock()
-		n := len(st.byName.m)
-		st.byName.mu.RUnlock()
+		n := st.byName.len()
 		ch <- prometheus.MustNewConstMetric(m.objects, prometheus.GaugeValue, float64(n), key)
 	}
 	if d, ok := s.backend.(*disk.Backend); ok {

@@ -82,13 +82,11 @@ func (s *Store) syncClaims(ctx context.Context, m *model.Model, st *tableState) 
 		return err
 	}
 	claims := map[string]string{}
-	st.byName.mu.RLock()
-	for _, rec := range st.byName.m {
+	for rec := range st.byName.all {
 		for key := range s.claims(m, rec) {
 			claims[key] = rec.Name
 		}
 	}
-	st.byName.mu.RUnlock()
 	n, conflicts, err := s.shared.SyncClaims(ctx, m.StorageKey(), claims)
 	if len(conflicts) > 0 {
 		s.log.Error("unique values held by two objects after a migration; the later writer of each loses", "model", m.GVK().String(), "claims", conflicts)
