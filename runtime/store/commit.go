@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/store/internal/index"
+	"github.com/svcrun/svc/runtime/store/internal/record"
 	"github.com/svcrun/svc/runtime/watch"
 )
 
@@ -492,7 +493,7 @@ func (b *batch) put(t *table, old, rec *Record, payload []byte) {
 	rec.Seq = b.seq
 	if old != nil {
 		rec.ID = old.ID
-		if old.Name == rec.Name && old.Creation == rec.Creation && old.Sig == rec.Sig && index.Entries(old, rewriteEntries) > rewriteEntries {
+		if old.Name == rec.Name && record.Creation(old) == record.Creation(rec) && old.Sig == rec.Sig && index.Entries(old, rewriteEntries) > rewriteEntries {
 			// The entries of keys rec keeps stay on old's base (reindex).
 			rec.Base = old.Base
 			if rec.Base == nil {

@@ -427,7 +427,7 @@ func (s *Store) commitShared(ctx context.Context, m *model.Model, cur, rec *Reco
 	if cur != nil {
 		w.ExpectRev = cur.Rev
 	}
-	if rec.Deleting() && !rec.Pending {
+	if rec.Deleting() && !record.Pending(rec) {
 		w.Final = frame(m, rec)
 		w.Release = minus(had, nil)
 	} else {

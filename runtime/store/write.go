@@ -183,7 +183,7 @@ func (s *Store) update(ctx context.Context, m *model.Model, obj object.Object, w
 	}
 	// The client can neither set nor clear server-managed fields; the
 	// record's keys hold them exactly, so the stored JSON is not decoded.
-	md.CreationTimestamp = timeOf(cur.Creation)
+	md.CreationTimestamp = timeOf(record.Creation(cur))
 	md.DeletionTimestamp = timeOf(record.Deletion(cur))
 	// generateName keeps its stored value too (as in Halo); only objects
 	// created from one carry it, so only they are parsed for it.
@@ -236,10 +236,10 @@ func (s *Store) update(ctx context.Context, m *model.Model, obj object.Object, w
 		if err != nil {
 			return err
 		}
-		if old.Version != want || old.Creation != rec.Creation {
+		if old.Version != want || record.Creation(old) != record.Creation(rec) {
 			return versionMismatch(kind, rec.Name, want, old.Version)
 		}
-		if rec.Deleting() && !rec.Pending {
+		if rec.Deleting() && !record.Pending(rec) {
 			b.remove(t, old, rec)
 			return nil
 		}
@@ -387,7 +387,7 @@ var errRetry = errors.New("object changed concurrently")
 // applyDelete writes rec, old marked deleted: kept while finalizers are
 // pending (payload frames it then), removed for good otherwise.
 func applyDelete(b *batch, t *table, old, rec *Record, payload []byte) {
-	if rec.Pending {
+	if record.Pending(rec) {
 		b.put(t, old, rec, payload)
 	} else {
 		b.remove(t, old, rec)
@@ -402,7 +402,7 @@ func frame(m *model.Model, rec *Record) []byte { return encodePut(m.StorageKey()
 // framePending frames a record marked deleted if it stays (finalizers
 // pending); one removed for good is logged by name.
 func framePending(m *model.Model, rec *Record) []byte {
-	if !rec.Pending {
+	if !record.Pending(rec) {
 		return nil
 	}
 	return frame(m, rec)

@@ -35,7 +35,7 @@ func DefaultOrder(recs []*record.Record) []int32 {
 	items := make([]item, len(recs))
 	for i, r := range recs {
 		var sec, ns uint64
-		if c := r.Creation; len(c) == 12 {
+		if c := record.Creation(r); len(c) == 12 {
 			sec = binary.BigEndian.Uint64([]byte(c[:8]))
 			ns = uint64(binary.BigEndian.Uint32([]byte(c[8:])))<<1 | 1
 		}
@@ -63,7 +63,9 @@ type RowMeta struct {
 	id, sig uint32
 }
 
-func metaOf(r *record.Record) RowMeta { return RowMeta{tie: TieKey(r.Creation), id: r.ID, sig: r.Sig} }
+func metaOf(r *record.Record) RowMeta {
+	return RowMeta{tie: TieKey(record.Creation(r)), id: r.ID, sig: r.Sig}
+}
 
 // entry returns the entry under key a of the record md was read from.
 func (md RowMeta) entry(a string, rec *record.Record) Entry {

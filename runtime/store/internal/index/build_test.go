@@ -75,9 +75,11 @@ func TestDefaultOrderIsCreationDescThenName(t *testing.T) {
 	recs := make([]*record.Record, 500)
 	for i := range recs {
 		r := &record.Record{Name: fmt.Sprintf("r%04d", i)}
+		var c model.Key
 		if i%50 != 7 { // a few have no creation time
-			r.Creation = model.TimeKey(base.Add(time.Duration(rng.IntN(40)) * time.Millisecond * 500))
+			c = model.TimeKey(base.Add(time.Duration(rng.IntN(40)) * time.Millisecond * 500))
 		}
+		record.SetKeys(r, 0, nil, c, "", false, nil)
 		recs[i] = r
 	}
 	want := make([]int32, len(recs))
@@ -85,7 +87,7 @@ func TestDefaultOrderIsCreationDescThenName(t *testing.T) {
 		want[i] = int32(i)
 	}
 	slices.SortFunc(want, func(a, b int32) int {
-		if c := strings.Compare(string(recs[b].Creation), string(recs[a].Creation)); c != 0 {
+		if c := strings.Compare(string(record.Creation(recs[b])), string(record.Creation(recs[a]))); c != 0 {
 			return c
 		}
 		return cmp.Compare(recs[a].Name, recs[b].Name)
@@ -130,12 +132,14 @@ func TestTieKeyKeepsTheCreationOrder(t *testing.T) {
 	var recs []*record.Record
 	for i, c := range times {
 		for _, name := range []string{"a", "b"} {
-			recs = append(recs, &record.Record{Name: fmt.Sprint(name, i), Creation: c})
+			r := &record.Record{Name: fmt.Sprint(name, i)}
+			record.SetKeys(r, 0, nil, c, "", false, nil)
+			recs = append(recs, r)
 		}
 	}
 	// The reference: creation desc (none last), then name.
 	ref := func(x, y *record.Record) int {
-		if c := strings.Compare(string(y.Creation), string(x.Creation)); c != 0 {
+		if c := strings.Compare(string(record.Creation(y)), string(record.Creation(x))); c != 0 {
 			return c
 		}
 		return strings.Compare(x.Name, y.Name)
@@ -144,7 +148,7 @@ func TestTieKeyKeepsTheCreationOrder(t *testing.T) {
 		for _, y := range recs {
 			got := Compare(newEntry("k", x), newEntry("k", y))
 			if want := ref(x, y); cmp.Compare(got, 0) != cmp.Compare(want, 0) {
-				t.Errorf("compare(%q %s, %q %s) = %d, want the sign of %d", x.Creation, x.Name, y.Creation, y.Name, got, want)
+				t.Errorf("compare(%q %s, %q %s) = %d, want the sign of %d", record.Creation(x), x.Name, record.Creation(y), y.Name, got, want)
 			}
 		}
 	}

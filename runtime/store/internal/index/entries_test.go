@@ -11,8 +11,8 @@ import (
 // index, and stops counting just past its limit.
 func TestEntriesCountsWhatIsIndexed(t *testing.T) {
 	a, b, c := &record.Record{Name: "a"}, &record.Record{Name: "b"}, &record.Record{Name: "c"}
-	record.SetKeys(a, 1, []string{"x=1", "y=2"}, "", "", [][]model.Key{{"k"}, nil, {"m", "n", "o"}})
-	record.SetKeys(b, 1, nil, "", "2026", [][]model.Key{nil})
+	record.SetKeys(a, 1, []string{"x=1", "y=2"}, "", "", false, [][]model.Key{{"k"}, nil, {"m", "n", "o"}})
+	record.SetKeys(b, 1, nil, "", "2026", false, [][]model.Key{nil})
 	recs := []*record.Record{a, b, c}
 	for _, r := range recs {
 		want := 0

@@ -97,7 +97,7 @@ func Compare(x, y Entry) int {
 	if x.Tie != y.Tie {
 		return cmp.Compare(x.Tie, y.Tie)
 	}
-	if c := strings.Compare(string(y.Rec.Creation), string(x.Rec.Creation)); c != 0 {
+	if c := strings.Compare(string(record.Creation(y.Rec)), string(record.Creation(x.Rec))); c != 0 {
 		return c
 	}
 	return strings.Compare(x.Rec.Name, y.Rec.Name)

@@ -14,10 +14,10 @@ func Keys(r *record.Record, ix int, dst []model.Key) []model.Key {
 	case IxName:
 		return append(dst, model.StringKey(r.Name))
 	case IxCreated:
-		if r.Creation == "" {
-			return dst
+		if c := record.Creation(r); c != "" {
+			return append(dst, c)
 		}
-		return append(dst, r.Creation)
+		return dst
 	case IxDeleted:
 		if d := record.Deletion(r); d != "" {
 			return append(dst, d)
@@ -34,7 +34,8 @@ func SortKey(r *record.Record, ix int, desc bool) (model.Key, bool) {
 	case IxName:
 		return model.StringKey(r.Name), true
 	case IxCreated:
-		return r.Creation, r.Creation != ""
+		c := record.Creation(r)
+		return c, c != ""
 	case IxDeleted:
 		d := record.Deletion(r)
 		return d, d != ""

@@ -49,7 +49,7 @@ func (s *Set) Post(old, rec *record.Record) { postRecord(s.Posts, old, rec) }
 // rec.Base when the store set one; otherwise (labels changed: every entry
 // carries their signature) they are replaced in place to point at rec.
 func (s *Set) Reindex(m *model.Model, old, rec *record.Record, unique bool) {
-	if old != nil && rec != nil && (old.Name != rec.Name || old.Creation != rec.Creation) {
+	if old != nil && rec != nil && (old.Name != rec.Name || record.Creation(old) != record.Creation(rec)) {
 		// Another object's entries: not one key is shared.
 		s.Reindex(m, old, nil, unique)
 		s.Reindex(m, nil, rec, unique)

@@ -29,7 +29,9 @@ func KeySpan(ix int, k model.Key) Span {
 // createdPivot stands before every creation-tree entry created at k: it
 // ties with them on the creation time and has the smallest name.
 func createdPivot(k model.Key) Entry {
-	return Entry{Rec: &record.Record{Creation: k}, Tie: TieKey(k)}
+	r := &record.Record{}
+	record.SetKeys(r, 0, nil, k, "", false, nil)
+	return Entry{Rec: r, Tie: TieKey(k)}
 }
 
 // PrefixSpan spans the entries whose key starts with p (p's last byte is

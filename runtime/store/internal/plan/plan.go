@@ -293,7 +293,7 @@ func (p *Plan) sort(recs []*record.Record) {
 		k, has := index.SortKey(r, first.ix, first.desc)
 		var buf [8]byte
 		copy(buf[:], k)
-		ks[i] = keyed{pre: binary.BigEndian.Uint64(buf[:]), tie: index.TieKey(r.Creation), n: len(k)}
+		ks[i] = keyed{pre: binary.BigEndian.Uint64(buf[:]), tie: index.TieKey(record.Creation(r)), n: len(k)}
 		if !has {
 			ks[i].n = -1
 		}

@@ -70,25 +70,25 @@ func uvarintLen(n int) int { return (bits.Len64(uint64(n)|1) + 6) / 7 }
 
 func strLen(s string) int { return uvarintLen(len(s)) + len(s) }
 
-// SetKeys gives r a keys section built from the given keys, for tests
-// that index records made by hand: keys holds each own index's keys
+// SetKeys gives r a keys section built from the given keys, for records
+// made by hand (tests, a span's pivot): keys holds each own index's keys
 // (sorted), labels the model.LabelKeys (sorted).
-func SetKeys(r *Record, fp uint64, labels []string, creation, deletion model.Key, keys [][]model.Key) {
+func SetKeys(r *Record, fp uint64, labels []string, creation, deletion model.Key, pending bool, keys [][]model.Key) {
 	var counts []int
 	var all []model.Key
 	for _, ks := range keys {
 		counts = append(counts, len(ks))
 		all = append(all, ks...)
 	}
-	sec := appendSection(nil, fp, labels, creation, deletion, r.Pending, counts, all)
+	sec := appendSection(nil, fp, labels, creation, deletion, pending, counts, all)
 	r.Sec = string(sec)
 	if !Unpack(r) {
 		panic("record: SetKeys built a section that does not parse")
 	}
 }
 
-// Unpack checks r.Sec and fills in the fields drawn from it (Creation,
-// Pending, Sig and where the indexes' keys start), after which r is
+// Unpack checks r.Sec and fills in the fields drawn from it (Sig and where
+// the creation key and the indexes' keys start), after which r is
 // Indexed; false, with r unchanged, when the section is malformed (the
 // caller decodes the JSON instead). It never writes Sec, which a snapshot
 // writer may be reading.
@@ -102,13 +102,13 @@ func Unpack(r *Record) bool {
 	for range p.count() {
 		sig |= LabelBit(p.str())
 	}
-	creation := p.str()
-	p.str() // the deletion key, read in place when asked (Deletion)
+	cre := len(sec) - len(p.s)
+	p.str() // the creation key, read in place when asked (Creation)
+	p.str() // the deletion key, likewise (Deletion)
 	if !p.ok || len(p.s) == 0 {
 		return false
 	}
-	pending := p.s[0] == 1
-	p.s = p.s[1:]
+	p.s = p.s[1:] // the finalizers' flag (Pending)
 	at := len(sec) - len(p.s)
 	for range p.count() {
 		for range p.count() {
@@ -118,8 +118,7 @@ func Unpack(r *Record) bool {
 	if !p.ok || len(p.s) != 0 || at > math.MaxUint32 {
 		return false
 	}
-	r.Creation, r.Pending, r.Sig = model.Key(creation), pending, sig
-	r.keysAt = uint32(at)
+	r.Sig, r.creAt, r.keysAt = sig, uint32(cre), uint32(at)
 	return true
 }
 
@@ -144,18 +143,30 @@ func FP(r *Record) uint64 {
 	return fp
 }
 
+// Creation returns the object's creationTimestamp key ("" when it has
+// none).
+func Creation(r *Record) model.Key {
+	if r.keysAt == 0 {
+		return ""
+	}
+	ks := keyList{s: r.Sec[r.creAt:], n: 1}
+	return model.Key(ks.next())
+}
+
 // Deletion returns the object's deletionTimestamp key, "" while it is not
 // being deleted.
 func Deletion(r *Record) model.Key {
 	if r.keysAt == 0 {
 		return ""
 	}
-	ks := r.labels()
-	for range ks.n + 1 { // the labels, then the creation key
-		ks.next()
-	}
+	ks := keyList{s: r.Sec[r.creAt:], n: 2}
+	ks.next() // the creation key
 	return model.Key(ks.next())
 }
+
+// Pending reports whether the object has finalizers: the flag is the
+// byte before the indexes' keys.
+func Pending(r *Record) bool { return r.keysAt != 0 && r.Sec[r.keysAt-1] == 1 }
 
 // NumLabels returns how many labels the object carries.
 func NumLabels(r *Record) int { return r.labels().n }

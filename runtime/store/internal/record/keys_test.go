@@ -32,8 +32,8 @@ func TestAdoptKeepsEveryKeyInItsSection(t *testing.T) {
 	if _, ok := r.Get("tea"); ok {
 		t.Error(`Get("tea") found a label`)
 	}
-	if r.Creation != model.TimeKey(created) || record.Deletion(r) != model.TimeKey(deleted) || !r.Pending || !r.Deleting() {
-		t.Errorf("creation %q, deletion %q, pending %v", r.Creation, record.Deletion(r), r.Pending)
+	if record.Creation(r) != model.TimeKey(created) || record.Deletion(r) != model.TimeKey(deleted) || !record.Pending(r) || !r.Deleting() {
+		t.Errorf("creation %q, deletion %q, pending %v", record.Creation(r), record.Deletion(r), record.Pending(r))
 	}
 	if record.FP(r) != m.KeysFingerprint() || !record.Indexed(r) {
 		t.Errorf("FP %#x, want %#x; indexed %v", record.FP(r), m.KeysFingerprint(), record.Indexed(r))
@@ -100,7 +100,7 @@ func TestAdoptCompactsOnlyWithinAnIndex(t *testing.T) {
 // leaves the record unindexed; a whole one is taken.
 func TestUnpackRefusesMalformedSections(t *testing.T) {
 	whole := &record.Record{Name: "a"}
-	record.SetKeys(whole, 7, []string{"l\x00v\x00"}, "c", "", [][]model.Key{{"k1", "k2"}, nil})
+	record.SetKeys(whole, 7, []string{"l\x00v\x00"}, "c", "", false, [][]model.Key{{"k1", "k2"}, nil})
 	sec := whole.Sec
 	for n := range len(sec) {
 		r := &record.Record{Sec: sec[:n]}
@@ -117,7 +117,7 @@ func TestUnpackRefusesMalformedSections(t *testing.T) {
 		t.Error("a forged count was taken")
 	}
 	r := &record.Record{Sec: sec}
-	if !record.Unpack(r) || record.NumKeys(r, 0) != 2 || record.NumKeys(r, 1) != 0 || r.Creation != "c" {
+	if !record.Unpack(r) || record.NumKeys(r, 0) != 2 || record.NumKeys(r, 1) != 0 || record.Creation(r) != "c" {
 		t.Errorf("the whole section: indexed %v, %+v", record.Indexed(r), r)
 	}
 }
@@ -127,7 +127,7 @@ func TestUnpackRefusesMalformedSections(t *testing.T) {
 // reads back the same.
 func FuzzUnpack(f *testing.F) {
 	r := &record.Record{}
-	record.SetKeys(r, 7, []string{"a\x00b\x00"}, "c", "d", [][]model.Key{{"k"}, nil, {"x", "y"}})
+	record.SetKeys(r, 7, []string{"a\x00b\x00"}, "c", "d", true, [][]model.Key{{"k"}, nil, {"x", "y"}})
 	f.Add([]byte(r.Sec))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -140,10 +140,10 @@ func FuzzUnpack(f *testing.F) {
 			keys = append(keys, record.AppendKeys(r, i, []model.Key(nil)))
 			record.EdgeKey(r, i, true)
 		}
-		again := &record.Record{Pending: r.Pending}
-		record.SetKeys(again, record.FP(r), record.AppendLabels(r, nil), r.Creation, record.Deletion(r), keys)
+		again := &record.Record{}
+		record.SetKeys(again, record.FP(r), record.AppendLabels(r, nil), record.Creation(r), record.Deletion(r), record.Pending(r), keys)
 		// Not byte for byte: a forged uvarint may carry padding bytes.
-		if again.Creation != r.Creation || record.Deletion(again) != record.Deletion(r) || again.Sig != r.Sig || record.FP(again) != record.FP(r) ||
+		if record.Creation(again) != record.Creation(r) || record.Pending(again) != record.Pending(r) || record.Deletion(again) != record.Deletion(r) || again.Sig != r.Sig || record.FP(again) != record.FP(r) ||
 			!slices.Equal(record.AppendLabels(again, nil), record.AppendLabels(r, nil)) || record.NumIndexes(again) != len(keys) {
 			t.Fatalf("rebuilt %+v, want %+v", again, r)
 		}
@@ -155,10 +155,10 @@ func FuzzUnpack(f *testing.F) {
 	})
 }
 
-// TestRecordSize: a Record fits the allocator's 128-byte size class; one
-// field more costs 16 or 32 bytes per stored object (docs/performance.md).
+// TestRecordSize: a Record fits the allocator's 112-byte size class; one
+// field more costs 16 bytes per stored object (docs/performance.md).
 func TestRecordSize(t *testing.T) {
-	if n := unsafe.Sizeof(record.Record{}); n > 128 {
+	if n := unsafe.Sizeof(record.Record{}); n > 112 {
 		t.Errorf("a Record takes %d bytes; every stored object has one", n)
 	}
 	r := record.New(storetest.PersonModel(), storetest.NewPerson("bob", storetest.PersonSpec{Name: "Bob"}), []byte(`{}`))

@@ -39,15 +39,17 @@ type Record struct {
 	// allocation and no slice headers (restored, they share the JSON's),
 	// and a write logs them without encoding them again. Empty: the
 	// record has no keys (restored from a frame without them).
-	Sec      string
-	Creation model.Key // a substring of Sec (the deletion key is read from Sec: Deletion)
-	Pending  bool      // has finalizers
+	Sec string
 	// keysAt is the offset in Sec of the model's own indexes, 0 until
-	// Unpack checked Sec and filled in the fields drawn from it (Creation,
-	// Pending, Sig: Indexed). A raw record restored with persisted keys
-	// gets them filled in place by the build that claims it; only fields
-	// a snapshot writer does not read are written.
+	// Unpack checked Sec and filled in the fields drawn from it (creAt,
+	// Sig: Indexed). A raw record restored with persisted keys gets them
+	// filled in place by the build that claims it; only fields a snapshot
+	// writer does not read are written. creAt is the offset of the
+	// creation key (Creation); the deletion key and the finalizers' flag
+	// are read from Sec when asked (Deletion, Pending), which keeps a
+	// Record at 112 bytes (TestRecordSize).
 	keysAt uint32
+	creAt  uint32
 	// ID numbers the object densely within its table (kept across its
 	// versions), so that a list can hold a candidate set as a bitmap and
 	// test index entries against it without touching their records.
@@ -101,7 +103,7 @@ func LabelBit(l string) uint32 {
 // Created returns the object's creationTimestamp (zero if it has none),
 // without decoding its JSON.
 func (r *Record) Created() time.Time {
-	if t, ok := model.KeyTime(r.Creation); ok {
+	if t, ok := model.KeyTime(Creation(r)); ok {
 		return t
 	}
 	return time.Time{}
