@@ -103,15 +103,15 @@ func (c *Client[T]) ListRecords(ctx context.Context, opts ListOptions) (query.Li
 	return c.st.List(ctx, c.m, q)
 }
 
-// Count returns how many objects match opts' selectors (its paging is
-// ignored). Totals come from index counts, and no object is decoded.
+// Count returns how many objects match opts' selectors (its sort and
+// paging are ignored). Totals come from index counts, and no object is
+// decoded (store.Count).
 func (c *Client[T]) Count(ctx context.Context, opts ListOptions) (int64, error) {
-	opts.Page, opts.Size = 1, 1
-	res, err := c.ListRecords(ctx, opts)
+	q, err := opts.Query()
 	if err != nil {
 		return 0, err
 	}
-	return res.Total, nil
+	return c.st.Count(ctx, c.m, q)
 }
 
 // List returns one page of matching objects.

@@ -61,6 +61,26 @@ func (s *Store) List(ctx context.Context, m *model.Model, q Query) (query.ListRe
 	return query.NewListResult(page, size, total, items), nil
 }
 
+// Count returns how many objects match q's selectors, as List's total;
+// q's sort and paging are ignored. Unlike a list of one item, a count
+// needs no order, so it does not keep the creation tree in the views
+// (which would make every write copy that tree's nodes it touches).
+func (s *Store) Count(ctx context.Context, m *model.Model, q Query) (int64, error) {
+	_, st, err := s.ready(m)
+	if err != nil {
+		return 0, err
+	}
+	p, err := plan.Compile(m, q)
+	if err != nil {
+		return 0, err
+	}
+	n, err := p.Count(ctx, st.current(p.CountNeed()))
+	if err != nil {
+		return 0, fmt.Errorf("store: count %s: %w", m.Plural, err)
+	}
+	return n, nil
+}
+
 // CheckQuery reports what List would refuse in q for m: unindexed sort
 // and field names, unparsable field values, range terms on unordered
 // indexes (query.Errors when several).

@@ -348,6 +348,9 @@ func TestListAgreesWithOracle(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%d: List(%s): %v", iter, v.Encode(), err)
 				}
+				if n, err := s.Count(ctx, m, q); err != nil || n != res.Total {
+					t.Fatalf("%d: Count(%s) = %d, %v; List's total is %d", iter, v.Encode(), n, err, res.Total)
+				}
 				// The oracle.
 				keep := func(r row) bool {
 					for _, req := range q.Labels {

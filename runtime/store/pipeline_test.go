@@ -411,6 +411,37 @@ func TestViewsCopyOnlyTreesInUse(t *testing.T) {
 	}
 }
 
+// TestCountsLeaveTheCreationTreeCold: a count needs no order, so a table
+// that is only counted (a controller's counts, say) lets the creation tree
+// leave the views, and creates stop copying its newest nodes on every
+// batch. A count that must visit every object still gets the tree.
+func TestCountsLeaveTheCreationTreeCold(t *testing.T) {
+	m := storetest.PersonModel()
+	s := storetest.Open(t, store.WithCoolingForTest(store.Options{Dir: t.TempDir()}, 20*time.Millisecond), m)
+	const created = "metadata.creationTimestamp"
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; s.ViewHasTreeForTest(m, created); i++ {
+		if time.Now().After(deadline) {
+			t.Fatal("the creation tree, read by counts only, never left the views")
+		}
+		if _, err := s.Create(ctx, m, teamPerson(fmt.Sprint("p", i), "x")); err != nil {
+			t.Fatal(err)
+		}
+		n, err := s.Count(ctx, m, mustQuery(t, "fieldSelector=spec.email%3Dp0@example.com"))
+		if err != nil || n != 1 {
+			t.Fatalf("count by email = %d, %v; want 1", n, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	n, err := s.Count(ctx, m, mustQuery(t, "labelSelector=team!%3Dy&fieldSelector=spec.email!%3Dnobody@example.com"))
+	if err != nil || n < 2 {
+		t.Fatalf("count of team!=y, spec.email!=nobody = %d, %v", n, err)
+	}
+	if !s.ViewHasTreeForTest(m, created) {
+		t.Error("a count with no candidate set did not bring the creation tree back")
+	}
+}
+
 // TestAnOpenBatchStopsAtMaxBatch: while the log is busy the open batch
 // takes at most 512 writes; the rest wait in the queue and make the next
 // batch.

@@ -24,7 +24,7 @@ func (s *Set) Replace(trees []*Tree) { s.Trees, s.Posts = trees, BuildPostings(t
 // postings if has holds PostsBit), with db, a memdb snapshot, as of batch
 // seq.
 func (s *Set) View(db *memdb.MemDB, seq, has uint64) *View {
-	v := &View{db: db, trees: make([]*Tree, len(s.Trees)), Seq: seq, Has: has}
+	v := &View{db: db, trees: make([]*Tree, len(s.Trees)), Seq: seq, Has: has, Objects: s.Trees[IxCreated].Len()}
 	for ix, t := range s.Trees {
 		if t != nil && has&TreeBit(ix) != 0 {
 			v.trees[ix] = t.Copy()

@@ -12,6 +12,9 @@ type View struct {
 	posts *Postings    // label postings (postings.go); nil unless Has PostsBit
 	Seq   uint64       // the last batch it holds
 	Has   uint64       // the trees and postings copied (see TreeBit)
+	// Objects is how many objects the view holds, known without the
+	// creation tree (one entry per object), which a count may not need.
+	Objects int
 }
 
 // A view copies only the trees that readers use (the table's hot set):

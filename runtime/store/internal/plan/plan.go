@@ -74,6 +74,31 @@ func (p *Plan) Need() uint64 {
 	return n
 }
 
+// CountNeed returns the trees Count reads: Need's without the sort keys'
+// and with the creation tree only when no term gives a candidate set
+// (then the count visits every object).
+func (p *Plan) CountNeed() uint64 {
+	n := uint64(0)
+	if len(p.labels) > 0 {
+		n |= index.TreeBit(index.IxLabels)
+	}
+	if len(p.labels) > 0 && len(p.labels)+len(p.fields) > 1 {
+		n |= index.PostsBit
+	}
+	sources := len(p.ranges) > 0
+	for _, f := range p.fields {
+		n |= index.TreeBit(f.ix)
+		sources = sources || f.op == selector.Equals || f.op == selector.In
+	}
+	for _, r := range p.labels {
+		sources = sources || r.Op == selector.Equals || r.Op == selector.In || r.Op == selector.Exists
+	}
+	if !sources && len(p.labels)+len(p.fields) > 0 {
+		n |= index.TreeBit(index.IxCreated)
+	}
+	return n
+}
+
 // Compile resolves sort and field names to indexes and field values to
 // keys; unindexed names and unparsable values are *query.ParamError (400),
 // every one of them (query.Errors).

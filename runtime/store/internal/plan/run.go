@@ -48,7 +48,7 @@ func intersectCost(srcs []*source) int64 {
 }
 
 func (p *Plan) run(ctx context.Context, v view, page, size int) ([]*record.Record, int64, error) {
-	all := int64(v.Tree(index.IxCreated).Len()) // one entry per object
+	all := int64(v.Objects)
 	c := p.candidates(v)
 	best, srcs, within := c.best, c.srcs, c.within
 
@@ -122,6 +122,23 @@ func (p *Plan) run(ctx context.Context, v view, page, size int) ([]*record.Recor
 	return items, total, err
 }
 
+// Count returns the number of matches on v, as Run's total, reading only
+// the trees CountNeed names: no page means no order, so a count leaves
+// the sort keys' trees (the creation tree by default) out of the views it
+// asks for, and the committer can write them in place (see index.View).
+func (p *Plan) Count(ctx context.Context, iv *index.View) (int64, error) {
+	v := view{iv}
+	all := int64(v.Objects)
+	c := p.candidates(v)
+	if total, ok := p.total(v, all, c.best); ok {
+		return total, nil
+	}
+	if c.best != nil && c.covered == len(p.labels)+len(p.fields) && intersectCost(c.srcs) <= intersectRatio*c.best.count {
+		return v.intersect(c.srcs).Len(), nil
+	}
+	return p.countMatches(ctx, v, c.best)
+}
+
 // Run returns page page (from 1) of size matches (0: all) on v, in the
 // plan's order, and the number of matches.
 func (p *Plan) Run(ctx context.Context, v *index.View, page, size int) ([]*record.Record, int64, error) {
@@ -149,7 +166,7 @@ func (p *Plan) Shape(iv *index.View) Shape {
 	if c.within != nil {
 		out.Within = c.within.count
 	}
-	if n, ok := p.total(v, int64(v.Tree(index.IxCreated).Len()), c.best); ok {
+	if n, ok := p.total(v, int64(v.Objects), c.best); ok {
 		out.Total = n
 	}
 	return out

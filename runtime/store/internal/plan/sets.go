@@ -34,7 +34,7 @@ func (v view) idSet(src *source) *index.IDSet {
 // so a bitmap as long as the table is large usually holds them all, and
 // is made once rather than grown as ids come.
 func (v view) newIDSet() *index.IDSet {
-	return &index.IDSet{Bits: make([]uint64, min(v.Tree(index.IxCreated).Len(), index.MaxBitmapID)/64+1)}
+	return &index.IDSet{Bits: make([]uint64, min(v.Objects, index.MaxBitmapID)/64+1)}
 }
 
 // ids calls fn with the id of every entry of src, without touching the
