@@ -222,14 +222,19 @@ func (t *Tree[T]) mut(n *node[T]) *node[T] {
 	if n.owner == t.owner {
 		return n
 	}
+	// A copy has room for one insert, the write that made it: most
+	// copies take one (every batch copies the paths it writes again, for
+	// the readers of the last view), and a node's full capacity would
+	// cost every copy 2–3 KB. A second insert grows it to a node's size
+	// at once (insertAt).
 	c := &node[T]{owner: t.owner, count: n.count, sum: n.sum, last: n.last}
 	if n.leaf() {
-		c.items = make([]T, len(n.items), maxItems+1)
+		c.items = make([]T, len(n.items), len(n.items)+1)
 		copy(c.items, n.items)
 	} else {
-		c.kids = make([]*node[T], len(n.kids), maxItems+1)
+		c.kids = make([]*node[T], len(n.kids), len(n.kids)+1)
 		copy(c.kids, n.kids)
-		c.seps = make([]T, len(n.seps), maxItems)
+		c.seps = make([]T, len(n.seps), len(n.seps)+1)
 		copy(c.seps, n.seps)
 	}
 	return c

@@ -396,6 +396,36 @@ func TestABuiltLeafGrowsOnceToANodesCapacity(t *testing.T) {
 	}
 }
 
+// A write after a copy copies the nodes on its path with room for that
+// write only (a batch's writes after each view's copy take one each), not
+// at a node's capacity; a second insert into the copy grows it once.
+func TestACopiedNodeHasRoomForOneInsert(t *testing.T) {
+	m := make(model, 20*buildFill)
+	for i := range m {
+		m[i] = kv{2 * i, i}
+	}
+	tr := Build(byK, m)
+	snap := tr.Copy()
+	tr.Set(kv{1, 0}) // into the first leaf, which the copy shares
+	n := tr.root
+	for !n.leaf() {
+		if cap(n.kids) != len(n.kids)+1 || cap(n.seps) != len(n.seps)+1 {
+			t.Fatalf("a copied inner node of %d kids has room for %d kids, %d separators", len(n.kids), cap(n.kids), cap(n.seps))
+		}
+		n = n.kids[0]
+	}
+	if cap(n.items) != len(n.items) {
+		t.Fatalf("the copied leaf holds %d items in %d slots; want exactly full after the one insert", len(n.items), cap(n.items))
+	}
+	if snap.Len() != len(m) || tr.Len() != len(m)+1 {
+		t.Fatalf("lengths %d and %d after the write, want %d and %d", snap.Len(), tr.Len(), len(m), len(m)+1)
+	}
+	tr.Set(kv{3, 0})
+	if got := cap(tr.root.kids[0].items); got != maxItems+1 {
+		t.Fatalf("after a second insert the leaf has capacity %d, want %d", got, maxItems+1)
+	}
+}
+
 func TestBuildKeepsNoReference(t *testing.T) {
 	items := []kv{{1, 1}, {2, 2}, {3, 3}}
 	tr := Build(byK, items)
