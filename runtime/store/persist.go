@@ -247,8 +247,8 @@ func (s *Store) startSnapshot() {
 	})
 }
 
-// Snapshot writes a snapshot now and waits for it (used at clean shutdown
-// to make the next start fast, and by tests).
+// Snapshot writes a snapshot now and waits for it (tests; the server
+// snapshots as its log grows, not at shutdown).
 func (s *Store) Snapshot() error {
 	if s.backend == nil {
 		return nil
