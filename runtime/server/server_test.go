@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -184,6 +185,22 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	err := server.Run(context.Background(), []string{"--addr", "127.0.0.1:0", "--memory", "--cpu-profile", filepath.Join(t.TempDir(), "no", "such", "dir")}, io.Discard, io.Discard, server.Config{})
 	if err == nil || !strings.Contains(err.Error(), "--cpu-profile") {
 		t.Errorf("Run with an unwritable --cpu-profile = %v, want an error naming the flag", err)
+	}
+}
+
+// TestHeapSamplingOnlyWithPprof: without --pprof nothing can read a heap
+// profile, so the server stops sampling allocations for one; with it, the
+// rate is left as the process set it.
+func TestHeapSamplingOnlyWithPprof(t *testing.T) {
+	defer func(r int) { runtime.MemProfileRate = r }(runtime.MemProfileRate)
+	runtime.MemProfileRate = 4096
+	runOnce(t, "--pprof")
+	if runtime.MemProfileRate != 4096 {
+		t.Errorf("with --pprof the heap sampling rate is %d, want 4096 as set", runtime.MemProfileRate)
+	}
+	runOnce(t)
+	if runtime.MemProfileRate != 0 {
+		t.Errorf("without --pprof the heap sampling rate is %d, want 0", runtime.MemProfileRate)
 	}
 }
 
