@@ -181,14 +181,17 @@ func (n *names) shrink(name string) {
 	})
 }
 
-// rebuild replaces the table with one of the count records each yields
-// (no two with one name), at buildLoad.
+// rebuild replaces the table with one, at buildLoad for count records,
+// of the records each yields (the last of a name wins).
 func (n *names) rebuild(count int, each func(yield func(*Record))) {
 	m := max(minSlots, int(float64(count)/buildLoad)+1)
-	fresh := names{seed: n.seed, recs: make([]*Record, m), tags: make([]uint8, m), n: count}
+	fresh := names{seed: n.seed, recs: make([]*Record, m), tags: make([]uint8, m)}
 	each(func(r *Record) {
 		h := fresh.hash(r.Name)
-		i, _ := fresh.find(r.Name, h)
+		i, found := fresh.find(r.Name, h)
+		if !found {
+			fresh.n++
+		}
 		fresh.recs[i], fresh.tags[i] = r, tag(h)
 	})
 	n.mu.Lock()

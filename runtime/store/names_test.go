@@ -82,6 +82,9 @@ func TestNamesFromRecords(t *testing.T) {
 		recs = append(recs, r)
 		want[r.Name] = r
 	}
+	again := &Record{Name: "p-0007"} // a name twice: the last wins
+	recs = append(recs, again)
+	want[again.Name] = again
 	n := newNames(recs)
 	n.check(t, want)
 	if _, ok := n.get("p-1000"); ok {

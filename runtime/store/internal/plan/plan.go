@@ -51,10 +51,39 @@ type Plan struct {
 }
 
 // Need returns the trees (and postings) Run reads, as index.TreeBit
-// masks: the creation index (its size is the object count), and those of
-// the terms and sort keys.
+// masks: the creation index (a stream's default order), and those of the
+// terms and sort keys.
 func (p *Plan) Need() uint64 {
-	n := index.TreeBit(index.IxCreated)
+	n := p.termNeed() | index.TreeBit(index.IxCreated)
+	for _, sk := range p.sorts {
+		if sk.ix != index.IxName {
+			n |= index.TreeBit(sk.ix)
+		}
+	}
+	return n
+}
+
+// CountNeed returns the trees Count reads: the terms', and the creation
+// tree only when no term gives a candidate set (then the count visits
+// every object). A count has no order, so no sort key's.
+func (p *Plan) CountNeed() uint64 {
+	n := p.termNeed()
+	sources := len(p.ranges) > 0
+	for _, f := range p.fields {
+		sources = sources || f.op == selector.Equals || f.op == selector.In
+	}
+	for _, r := range p.labels {
+		sources = sources || r.Op == selector.Equals || r.Op == selector.In || r.Op == selector.Exists
+	}
+	if !sources && len(p.labels)+len(p.fields) > 0 {
+		n |= index.TreeBit(index.IxCreated)
+	}
+	return n
+}
+
+// termNeed returns the trees the selector terms read.
+func (p *Plan) termNeed() uint64 {
+	var n uint64
 	if len(p.labels) > 0 {
 		n |= index.TreeBit(index.IxLabels)
 	}
@@ -65,36 +94,6 @@ func (p *Plan) Need() uint64 {
 	}
 	for _, f := range p.fields {
 		n |= index.TreeBit(f.ix)
-	}
-	for _, sk := range p.sorts {
-		if sk.ix != index.IxName {
-			n |= index.TreeBit(sk.ix)
-		}
-	}
-	return n
-}
-
-// CountNeed returns the trees Count reads: Need's without the sort keys'
-// and with the creation tree only when no term gives a candidate set
-// (then the count visits every object).
-func (p *Plan) CountNeed() uint64 {
-	n := uint64(0)
-	if len(p.labels) > 0 {
-		n |= index.TreeBit(index.IxLabels)
-	}
-	if len(p.labels) > 0 && len(p.labels)+len(p.fields) > 1 {
-		n |= index.PostsBit
-	}
-	sources := len(p.ranges) > 0
-	for _, f := range p.fields {
-		n |= index.TreeBit(f.ix)
-		sources = sources || f.op == selector.Equals || f.op == selector.In
-	}
-	for _, r := range p.labels {
-		sources = sources || r.Op == selector.Equals || r.Op == selector.In || r.Op == selector.Exists
-	}
-	if !sources && len(p.labels)+len(p.fields) > 0 {
-		n |= index.TreeBit(index.IxCreated)
 	}
 	return n
 }

@@ -101,7 +101,7 @@ func (p *Plan) run(ctx context.Context, v view, page, size int) ([]*record.Recor
 		// intersection, computed from postings and index entries alone.
 		// Otherwise count the matches over the smallest candidate set,
 		// testing records.
-		if best != nil && c.covered == len(p.labels)+len(p.fields) && intersectCost(srcs) <= intersectRatio*best.count {
+		if p.intersects(c) {
 			matched = v.intersect(srcs)
 			total = matched.Len()
 		} else {
@@ -133,10 +133,17 @@ func (p *Plan) Count(ctx context.Context, iv *index.View) (int64, error) {
 	if total, ok := p.total(v, all, c.best); ok {
 		return total, nil
 	}
-	if c.best != nil && c.covered == len(p.labels)+len(p.fields) && intersectCost(c.srcs) <= intersectRatio*c.best.count {
+	if p.intersects(c) {
 		return v.intersect(c.srcs).Len(), nil
 	}
 	return p.countMatches(ctx, v, c.best)
+}
+
+// intersects reports whether the matches are best found as the
+// intersection of the candidate sets: every term has one, and they cost
+// little more to read than the smallest.
+func (p *Plan) intersects(c candidates) bool {
+	return c.best != nil && c.covered == len(p.labels)+len(p.fields) && intersectCost(c.srcs) <= intersectRatio*c.best.count
 }
 
 // Run returns page page (from 1) of size matches (0: all) on v, in the
