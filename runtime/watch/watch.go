@@ -168,8 +168,19 @@ func (h *Hub[T]) add(s *Subscription[T]) *Subscription[T] {
 func (h *Hub[T]) SubscribeFrom(match func(T) bool, initial func(yield func(Event[T]) bool) error) *Subscription[T] {
 	c := make(chan Event[T], h.buffer)
 	s := &Subscription[T]{C: c, c: c, match: match, hub: h, pumping: true, stop: make(chan struct{})}
+	// Added before the pump starts: a pump whose initial events fail at
+	// once drops s, and an add after that would keep a dropped
+	// subscription in the hub for good.
+	h.add(s)
+	h.mu.Lock()
+	closed := s.done // the hub was closed: add dropped s
+	h.mu.Unlock()
+	if closed {
+		close(s.c) // no pump to leave it to
+		return s
+	}
 	go s.pump(initial)
-	return h.add(s)
+	return s
 }
 
 // pump sends the initial events on c, then the changes queued meanwhile;

@@ -516,6 +516,30 @@ func TestSubscribeFromDroppedWhileListing(t *testing.T) {
 	}
 }
 
+// TestSubscribeFromErrorLeavesNoSubscriber: however fast the initial
+// events fail, the subscription ends and leaves the hub (it used to be
+// added after its pump started, so a pump that had already dropped it
+// left a dead subscriber behind), and a hub already closed ends it too.
+func TestSubscribeFromErrorLeavesNoSubscriber(t *testing.T) {
+	h := NewHub[item](4)
+	boom := errors.New("boom")
+	for i := range 2000 {
+		s := h.SubscribeFrom(nil, func(func(Event[item]) bool) error { return boom })
+		for range s.C {
+		}
+		if !errors.Is(s.Err(), boom) || h.Len() != 0 {
+			t.Fatalf("round %d: Err %v, %d subscribers left", i, s.Err(), h.Len())
+		}
+	}
+	h.Close()
+	s := h.SubscribeFrom(nil, func(func(Event[item]) bool) error { return nil })
+	for range s.C {
+	}
+	if !errors.Is(s.Err(), ErrClosed) || h.Len() != 0 {
+		t.Errorf("on a closed hub: Err %v, %d subscribers", s.Err(), h.Len())
+	}
+}
+
 // TestSubscribeFromError: an error from the initial events ends the
 // subscription with it.
 func TestSubscribeFromError(t *testing.T) {
