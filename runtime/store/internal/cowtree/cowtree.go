@@ -370,9 +370,9 @@ func splitPoint(at, size int, hot bool) int {
 func (t *Tree[T]) split(n *node[T], h int) (*node[T], T) {
 	r := &node[T]{owner: t.owner}
 	if n.leaf() {
-		r.items = append(make([]T, 0, roomFor(len(n.items)-h)), n.items[h:]...)
+		r.items = append(make([]T, 0, maxItems+1), n.items[h:]...)
 		clear(n.items[h:])
-		n.items = shrunk(n.items[:h])
+		n.items = n.items[:h]
 		r.count = len(r.items)
 		n.count -= r.count
 		t.resum(n)
@@ -380,11 +380,11 @@ func (t *Tree[T]) split(n *node[T], h int) (*node[T], T) {
 		return r, r.items[0]
 	}
 	sep := n.seps[h-1]
-	r.kids = append(make([]*node[T], 0, roomFor(len(n.kids)-h)), n.kids[h:]...)
-	r.seps = append(make([]T, 0, roomFor(len(n.seps)-h)), n.seps[h:]...)
+	r.kids = append(make([]*node[T], 0, maxItems+1), n.kids[h:]...)
+	r.seps = append(make([]T, 0, maxItems), n.seps[h:]...)
 	clear(n.kids[h:])
 	clear(n.seps[h-1:])
-	n.kids, n.seps = shrunk(n.kids[:h]), shrunk(n.seps[:h-1])
+	n.kids, n.seps = n.kids[:h], n.seps[:h-1]
 	for _, k := range r.kids {
 		r.count += k.count
 	}
@@ -667,18 +667,11 @@ func (t *Tree[T]) descendRuns(n *node[T], pivot T, f *Filter[T], fn func([]T) bo
 	return true
 }
 
-// roomFor is the capacity given to a node's array of n entries when it
-// must grow or is split: a quarter more, up to a node's capacity. A full
-// node's capacity for every array (append's doubling, or maxItems+1 at
-// once) left the leaves of a tree rewritten by writes at about two thirds
-// used: ~25 B per index entry more than a start builds.
-func roomFor(n int) int { return min(maxItems+1, n+n/4+1) }
-
 func insertAt[E any](s []E, i int, v E) []E {
 	if len(s) == cap(s) {
-		// Full (a bulk-built leaf, a copy, a grown array): a quarter
-		// more, not append's doubling.
-		g := make([]E, len(s)+1, max(len(s)+1, roomFor(len(s))))
+		// A bulk-built leaf is allocated full: give it a node's capacity
+		// at once rather than append's doubling.
+		g := make([]E, len(s)+1, max(len(s)+1, maxItems+1))
 		copy(g, s[:i])
 		g[i] = v
 		copy(g[i+1:], s[i:])
@@ -688,15 +681,6 @@ func insertAt[E any](s []E, i int, v E) []E {
 	copy(s[i+1:], s[i:])
 	s[i] = v
 	return s
-}
-
-// shrunk returns s in an array of roomFor(len(s)) when its own is much
-// larger: the left half of a split keeps the whole node's array otherwise.
-func shrunk[E any](s []E) []E {
-	if cap(s) <= roomFor(len(s)) {
-		return s
-	}
-	return append(make([]E, 0, roomFor(len(s))), s...)
 }
 
 // removeAt removes s[i], clearing the freed slot so that it keeps nothing
