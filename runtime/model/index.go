@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/svcrun/svc/runtime/object"
 )
@@ -64,10 +65,8 @@ type Key string
 // StringKey encodes s. A 0x00 byte is escaped as 0x00 0xFF and the key ends
 // with 0x00 0x01, which keeps "a" < "a\x00" < "ab".
 func StringKey(s string) Key {
-	if strings.IndexByte(s, 0) < 0 {
-		return Key(s + "\x00\x01")
-	}
-	return Key(strings.ReplaceAll(s, "\x00", "\x00\xff") + "\x00\x01")
+	b := AppendStringKey(nil, s) // the one encoder; b is not written again
+	return Key(unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 // AppendStringKey appends StringKey(s) to dst, growing it at most once.
