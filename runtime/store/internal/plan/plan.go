@@ -70,16 +70,25 @@ func (p *Plan) CountNeed() uint64 {
 	n := p.termNeed()
 	sources := len(p.ranges) > 0
 	for _, f := range p.fields {
-		sources = sources || f.op == selector.Equals || f.op == selector.In
+		sources = sources || fieldSource(f.op)
 	}
 	for _, r := range p.labels {
-		sources = sources || r.Op == selector.Equals || r.Op == selector.In || r.Op == selector.Exists
+		sources = sources || labelSource(r.Op)
 	}
 	if !sources && len(p.labels)+len(p.fields) > 0 {
 		n |= index.TreeBit(index.IxCreated)
 	}
 	return n
 }
+
+// labelSource and fieldSource report whether a term with operator op
+// gives a candidate set (candidates): equality, set and, for labels,
+// exists; a field's range terms always do (p.ranges).
+func labelSource(op selector.Operator) bool {
+	return op == selector.Equals || op == selector.In || op == selector.Exists
+}
+
+func fieldSource(op selector.Operator) bool { return op == selector.Equals || op == selector.In }
 
 // termNeed returns the trees the selector terms read.
 func (p *Plan) termNeed() uint64 {

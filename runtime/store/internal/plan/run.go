@@ -219,7 +219,7 @@ func (p *Plan) candidates(v view) candidates {
 		}
 	}
 	for _, f := range p.fields {
-		if f.op != selector.Equals && f.op != selector.In {
+		if !fieldSource(f.op) {
 			continue
 		}
 		src := &source{ix: f.ix, dedupe: p.multi[f.ix] && len(f.keys) > 1}
