@@ -206,17 +206,18 @@ func (p *Plan) candidates(v view) candidates {
 		}
 	}
 	for _, r := range p.labels {
-		switch r.Op {
-		case selector.Equals, selector.In:
-			src := &source{ix: index.IxLabels}
+		if !labelSource(r.Op) {
+			continue
+		}
+		src := &source{ix: index.IxLabels}
+		if r.Op == selector.Exists {
+			src.spans = []index.Span{index.PrefixSpan(string(model.LabelKeyPrefix(r.Key)))}
+		} else { // Equals, In
 			for _, val := range r.Values {
 				src.spans = append(src.spans, index.Exact(string(model.LabelKey(r.Key, val))))
 			}
-			consider(src)
-		case selector.Exists:
-			src := &source{ix: index.IxLabels, spans: []index.Span{index.PrefixSpan(string(model.LabelKeyPrefix(r.Key)))}}
-			consider(src)
 		}
+		consider(src)
 	}
 	for _, f := range p.fields {
 		if !fieldSource(f.op) {
