@@ -51,8 +51,8 @@ func (s *Store) CheckPostingsForTest(m *model.Model) error {
 }
 
 // KeyCopiesForTest counts, in m's current view, the string copies that the
-// entries of each non-empty key share, by "<index position>:<key>"; the
-// postings of a label count with its labels-index entries.
+// entries of each non-empty key share, by "<index position>:<key>", and
+// those the postings of each label share, by "postings:<label>".
 func (s *Store) KeyCopiesForTest(m *model.Model) (map[string]int, error) {
 	_, st, err := s.ready(m)
 	if err != nil {

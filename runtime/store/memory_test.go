@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store"
@@ -103,5 +104,117 @@ func TestStaleViewDropsRemovedRecords(t *testing.T) {
 	}
 	if !collectable(gone) {
 		t.Error("a removed object is still reachable: the table's stale view holds it")
+	}
+}
+
+// keysGone returns a channel closed once the allocation holding rec's
+// keys section is collected (for a restored record, that of its JSON too).
+func keysGone(rec *store.Record) <-chan struct{} {
+	gone := make(chan struct{})
+	runtime.AddCleanup(unsafe.StringData(rec.Sec), func(ch chan struct{}) { close(ch) }, gone)
+	return gone
+}
+
+// settle pushes the last change out of the watch history (WatchBuffer 1)
+// and has every index taken into a fresh view, so that only the indexes
+// can still hold a replaced version.
+func settle(t *testing.T, s *store.Store, m *model.Model) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.Create(ctx, m, storetest.NewPerson(fmt.Sprint("other-", time.Now().UnixNano()), storetest.PersonSpec{Name: "Other"})); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"sort=spec.age", "sort=spec.name", "sort=spec.email", "labelSelector=team%3Dred", "fieldSelector=spec.tags%3Dt1"} {
+		if _, err := s.List(ctx, m, mustQuery(t, q)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// No index entry or label posting keeps a version that is gone alive
+// through its key strings. Entries with equal keys share one copy of the
+// key (a search compares them by pointer); that copy must not be a piece
+// of one record's allocation, or every record that ever held the key
+// first would stay in memory as long as the key does: a restored record's
+// keys share its JSON's allocation, so each update of a restored object
+// kept its whole old version (30 MB of 100k persons after ten minutes of
+// writes, docs/performance.md).
+func TestReplacedVersionsKeepNoKeys(t *testing.T) {
+	m := storetest.PersonModel()
+	dir := t.TempDir()
+	opts := store.Options{Dir: dir, WatchBuffer: 1}
+	ctx := context.Background()
+	person := func(name string) *storetest.Person {
+		p := storetest.NewPerson(name, storetest.PersonSpec{Name: "Same", Age: storetest.Int64(30), Email: name + "@example.com", Tags: []string{"t1", "t2"}})
+		p.Metadata.Labels = map[string]string{"team": "red"}
+		return p
+	}
+	create := func(s *store.Store, name string) {
+		t.Helper()
+		if _, err := s.Create(ctx, m, person(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// update rewrites name's entries with its keys unchanged and returns
+	// the channel of the version it replaced.
+	update := func(s *store.Store, name string) <-chan struct{} {
+		t.Helper()
+		rec, err := s.Get(ctx, m, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone := keysGone(rec)
+		p := decode(t, rec)
+		p.Metadata.Annotations = map[string]string{"n": fmt.Sprint(time.Now().UnixNano())} // not indexed
+		if _, err := s.Update(ctx, m, p); err != nil {
+			t.Fatal(err)
+		}
+		return gone
+	}
+	remove := func(s *store.Store, name string) <-chan struct{} {
+		t.Helper()
+		rec, err := s.Get(ctx, m, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone := keysGone(rec)
+		if _, err := s.Delete(ctx, m, name); err != nil {
+			t.Fatal(err)
+		}
+		return gone
+	}
+
+	s := storetest.Open(t, opts, m)
+	for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
+		create(s, name)
+	}
+	written := map[string]<-chan struct{}{
+		"written, updated": update(s, "b"),
+		"written, deleted": remove(s, "a"), // the first to hold the keys b..f hold
+	}
+	settle(t, s, m)
+	for what, gone := range written {
+		if !collectable(gone) {
+			t.Errorf("%s: the replaced version's keys are still reachable", what)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Restored: the build shares keys among equal entries, and the keys
+	// sit in the JSON's allocation.
+	m = storetest.PersonModel()
+	s = storetest.Open(t, opts, m)
+	restored := map[string]<-chan struct{}{
+		"restored, updated":   update(s, "c"),
+		"restored, deleted b": remove(s, "b"), // the first by name,
+		"restored, deleted f": remove(s, "f"), // and the newest
+	}
+	settle(t, s, m)
+	for what, gone := range restored {
+		if !collectable(gone) {
+			t.Errorf("%s: the replaced version's keys are still reachable", what)
+		}
 	}
 }

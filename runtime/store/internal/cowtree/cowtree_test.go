@@ -563,12 +563,12 @@ type named struct {
 
 func byName(a, b named) int { return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.n, b.n)) }
 
-func shareName(it, nb named) (named, bool) {
+func shareName(it, nb *named) bool {
 	if it.name != nb.name {
-		return it, false
+		return false
 	}
 	it.name = nb.name
-	return it, true
+	return true
 }
 
 // copiesOf counts the distinct string copies of each name in tr.

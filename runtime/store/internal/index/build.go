@@ -159,8 +159,8 @@ func (sc *Scratch) sortKeys(keys []string) []int32 {
 }
 
 // countingSort sorts keys by their distinct values, or reports false when
-// there are more than maxCounted of them. Equal keys end up sharing the
-// first one's string.
+// there are more than maxCounted of them. Equal keys end up sharing a copy
+// of their value.
 func (sc *Scratch) countingSort(keys []string) ([]int32, bool) {
 	ids := make(map[string]int32)
 	var distinct []string
@@ -174,7 +174,7 @@ func (sc *Scratch) countingSort(keys []string) ([]int32, bool) {
 			}
 			d = int32(len(distinct))
 			ids[k] = d
-			distinct = append(distinct, k)
+			distinct = append(distinct, strings.Clone(k)) // not a piece of a record: see sharing
 		}
 		id[j] = d
 	}

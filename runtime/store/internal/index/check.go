@@ -45,8 +45,9 @@ func CheckPostings(v *View) error {
 }
 
 // KeyCopies counts, in v, the string copies that the entries of each
-// non-empty key share, by "<index position>:<key>"; the postings of a
-// label count with its labels-index entries (tests: see sharing).
+// non-empty key share, by "<index position>:<key>", and those the
+// postings of each label share, by "postings:<label>" (tests: see
+// sharing).
 func KeyCopies(v *View) map[string]int {
 	copies := map[string]int{}
 	seen := map[*byte]bool{}
@@ -61,7 +62,7 @@ func KeyCopies(v *View) map[string]int {
 			t.Scan(func(e Entry) bool { count(fmt.Sprint(ix, ":", e.Key), e.Key); return true })
 		}
 	}
-	v.posts.Scan(func(p posting) bool { count(fmt.Sprint(IxLabels, ":", p.label), p.label); return true })
+	v.posts.Scan(func(p posting) bool { count("postings:"+p.label, p.label); return true })
 	return copies
 }
 

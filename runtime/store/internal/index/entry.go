@@ -19,6 +19,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store/internal/cowtree"
@@ -111,6 +112,9 @@ type Tree = cowtree.Tree[Entry]
 type keyed[T any] interface {
 	sharedKey() string
 	withKey(string) T
+	// ownsKey reports whether the key is a piece of the item's own
+	// record (which it keeps alive anyway), not a copy of its own.
+	ownsKey() bool
 }
 
 func (e Entry) sharedKey() string          { return e.Key }
@@ -118,16 +122,42 @@ func (e Entry) withKey(a string) Entry     { e.Key = a; return e }
 func (p posting) sharedKey() string        { return p.label }
 func (p posting) withKey(l string) posting { p.label = l; return p }
 
+// ownsKey: an entry's key is read out of its record's keys section (see
+// record.AppendKeys) until sharing gives it a copy of its own.
+func (e Entry) ownsKey() bool {
+	sec := unsafe.StringData(e.Rec.Sec)
+	k := unsafe.StringData(e.Key)
+	return uintptr(unsafe.Pointer(k))-uintptr(unsafe.Pointer(sec)) < uintptr(len(e.Rec.Sec))
+}
+
+// ownsKey: a posting's label is always a copy (post, BuildPostings).
+func (posting) ownsKey() bool { return false }
+
 // sharing makes t's inserts reuse an equal neighbour's key string, so that
 // the items of one key point at one copy of it. Comparing keys would
 // otherwise read each item's own copy, somewhere in its record's
 // allocation: a cache miss per comparison, most of an insert's cost.
+//
+// The shared copy is never a piece of a record: it would keep that
+// record's allocation (for a restored record, its JSON too) alive for as
+// long as any entry of the key lived, long after the record was replaced
+// or deleted. The first insert beside an entry still on its own key
+// gives both a copy.
 func sharing[T keyed[T]](t *cowtree.Tree[T]) *cowtree.Tree[T] {
-	t.Share(func(it, nb T) (T, bool) {
-		if it.sharedKey() != nb.sharedKey() {
-			return it, false
+	t.Share(func(it, nb *T) bool {
+		k := (*nb).sharedKey()
+		if (*it).sharedKey() != k {
+			return false
 		}
-		return it.withKey(nb.sharedKey()), true
+		switch {
+		case k == "":
+			k = "" // an empty piece of a record still points into it
+		case (*nb).ownsKey():
+			k = strings.Clone(k)
+			*nb = (*nb).withKey(k)
+		}
+		*it = (*it).withKey(k)
+		return true
 	})
 	return t
 }

@@ -34,7 +34,8 @@ type Postings = cowtree.Tree[posting]
 func post(t *Postings, label string, id uint32, on bool) {
 	p, ok := t.Get(posting{label: label, chunk: id / 64})
 	if !ok {
-		p.label, p.chunk = label, id/64
+		// A copy: label is a piece of a record the posting may outlive.
+		p.label, p.chunk = strings.Clone(label), id/64
 	}
 	bit := uint64(1) << (id % 64)
 	switch {
@@ -86,6 +87,7 @@ func BuildPostings(labels *Tree) *Postings {
 	var words []uint64   // scratch bitmap of one label's ids, by chunk
 	var touched []uint32 // the chunks of words in use
 	flush := func(label string) {
+		label = strings.Clone(label) // see post
 		slices.Sort(touched)
 		for _, c := range touched {
 			out = append(out, posting{label: label, chunk: c, bits: words[c]})

@@ -2,6 +2,7 @@ package index
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/svcrun/svc/runtime/model"
@@ -79,7 +80,11 @@ func (s *Set) Reindex(m *model.Model, old, rec *record.Record, unique bool) {
 				s.Writes++
 				was = was[1:]
 			case len(was) == 0 || is[0] < was[0]:
-				t.Set(newEntry(is[0], ptr))
+				k := is[0]
+				if ptr != rec {
+					k = strings.Clone(k) // a piece of rec, not of rec.Base: see sharing
+				}
+				t.Set(newEntry(k, ptr))
 				s.Writes++
 				is = is[1:]
 			default: // kept
