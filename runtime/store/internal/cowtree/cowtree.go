@@ -48,7 +48,10 @@ type node[T any] struct {
 	sum   uint32 // covers the summaries of the items below
 	last  int32  // 1 + where the last insert went in this node (0: none); see splitPoint
 	// A leaf holds items; an inner node holds kids and, between them, seps:
-	// every item of kids[i] < seps[i] <= every item of kids[i+1].
+	// every item of kids[i] < seps[i] <= every item of kids[i+1], and
+	// seps[i] is a copy of the first item under kids[i+1], kept so by
+	// replaces and deletes: a copy of an item gone or replaced would keep
+	// whatever the item points at in memory.
 	items []T
 	kids  []*node[T]
 	seps  []T
@@ -300,6 +303,9 @@ func (t *Tree[T]) insert(n *node[T], item T, lo, hi *T) (right *node[T], sep T, 
 			// only when the replaced item's bits may be gone.
 			lost := t.sumOf(n.items[i]) &^ t.sumOf(item)
 			n.items[i] = item
+			if i == 0 && lo != nil {
+				*lo = item // the separator is a copy of it (see node)
+			}
 			if lost != 0 {
 				t.resum(n)
 			} else {
@@ -403,7 +409,7 @@ func (t *Tree[T]) Delete(item T) bool {
 		return false // do not copy a path for nothing
 	}
 	t.root = t.mut(t.root)
-	t.delete(t.root, item)
+	t.delete(t.root, item, nil)
 	for r := t.root; !r.leaf() && len(r.kids) == 1; r = t.root {
 		t.root = r.kids[0]
 	}
@@ -413,22 +419,33 @@ func (t *Tree[T]) Delete(item T) bool {
 	return true
 }
 
-// delete removes item, which is there, from under n, which t owns. No node
-// but the root is ever left empty: an emptied subtree is cut out.
-func (t *Tree[T]) delete(n *node[T], item T) {
+// delete removes item, which is there, from under n, which t owns and
+// whose items lie from the separator lo on (nil: unbounded). No node but
+// the root is ever left empty: an emptied subtree is cut out.
+func (t *Tree[T]) delete(n *node[T], item T, lo *T) {
 	n.count--
 	if n.leaf() {
 		i, _ := t.lowerBound(n.items, item)
 		n.items = removeAt(n.items, i)
 		t.resum(n)
+		if i == 0 && lo != nil && len(n.items) > 0 {
+			*lo = n.items[0] // see node; emptied, the leaf's separator goes with it
+		}
 		return
 	}
 	i := t.upperBound(n.seps, item)
 	kid := t.mut(n.kids[i])
 	n.kids[i] = kid
-	t.delete(kid, item)
+	kidLo := lo
+	if i > 0 {
+		kidLo = &n.seps[i-1]
+	}
+	t.delete(kid, item, kidLo)
 	switch {
 	case kid.count == 0:
+		if i == 0 && lo != nil && len(n.seps) > 0 {
+			*lo = n.seps[0] // the next kid's first item is now n's
+		}
 		n.kids = removeAt(n.kids, i)
 		if len(n.seps) > 0 {
 			n.seps = removeAt(n.seps, max(i-1, 0))

@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -163,6 +166,9 @@ func invariants(t *testing.T, tr *Tree[kv], n *node[kv], root bool) int {
 		}
 		if i < len(n.seps) {
 			hi = &n.seps[i]
+		}
+		if lo != nil && first(k) != *lo {
+			t.Fatalf("separator %v, first item after it %v", *lo, first(k))
 		}
 		tr2 := &Tree[kv]{cmp: byK, root: k}
 		tr2.Scan(func(e kv) bool {
@@ -651,4 +657,45 @@ func TestFillAfterInserts(t *testing.T) {
 			t.Errorf("%s: %d items in %d leaf slots (%.0f%% full), want at least %.0f%%", tc.name, s.Items, s.Slots, 100*fill, 100*tc.min)
 		}
 	}
+}
+
+// held is an item that keeps an allocation alive, as an index entry keeps
+// its record.
+type held struct {
+	k int
+	p *[64]byte
+}
+
+// TestSeparatorsKeepNothingGone: once items are replaced or deleted, no
+// separator copy of them keeps what they pointed at in memory.
+func TestSeparatorsKeepNothingGone(t *testing.T) {
+	const n = 20_000
+	byHeld := func(a, b held) int { return cmp.Compare(a.k, b.k) }
+	items := make([]held, n)
+	for i := range items {
+		items[i] = held{i, new([64]byte)}
+	}
+	var gone atomic.Int64
+	tr := Build(byHeld, items)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, i := range rng.Perm(n) {
+		runtime.AddCleanup(items[i].p, func(*atomic.Int64) { gone.Add(1) }, &gone)
+		if i%2 == 0 {
+			tr.Set(held{i, new([64]byte)})
+		} else {
+			tr.Delete(items[i])
+		}
+	}
+	clear(items)
+	for range 50 {
+		runtime.GC()
+		if gone.Load() == n {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if gone.Load() != n {
+		t.Errorf("%d of %d replaced or deleted items are still reachable", n-gone.Load(), n)
+	}
+	runtime.KeepAlive(tr)
 }
