@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -221,11 +220,7 @@ func claim(m *model.Model, fp uint64, raw *Record) (*Record, error) {
 	if err := json.Unmarshal(raw.Data, obj); err != nil {
 		return nil, fmt.Errorf("object %s does not decode: %w", raw.Name, err)
 	}
-	data := raw.Data
-	if raw.Sec != "" {
-		data = slices.Clone(data) // raw.Data shares its allocation with the stale keys
-	}
-	rec := record.Adopt(m, obj, data)
+	rec := record.New(m, obj, raw.Data)
 	rec.Rev = raw.Rev
 	return rec, nil
 }

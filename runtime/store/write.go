@@ -598,15 +598,14 @@ func Validate(m *model.Model, obj object.Object) object.FieldErrors {
 
 // encode serialises obj (with its final metadata) into a new record
 // that owns exactly its JSON: the generated encoder writes into a pooled
-// scratch buffer that the record copies (record.New); encoding/json's
-// result is already its own, exactly sized, and is kept.
+// scratch buffer that the record copies (record.New).
 func (s *Store) encode(m *model.Model, obj object.Object) (*Record, error) {
 	if m.EncodeJSON == nil {
 		data, err := json.Marshal(obj)
 		if err != nil {
 			return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, obj.GetEnvelope().Metadata.Name, err)
 		}
-		return record.Adopt(m, obj, data), nil
+		return record.New(m, obj, data), nil
 	}
 	buf := scratch.Get().(*[]byte)
 	defer scratch.Put(buf)
@@ -634,11 +633,15 @@ func (s *Store) encodeNext(m *model.Model, obj object.Object, same []byte, prev 
 	old := strconv.AppendInt([]byte(`"version":`), prev, 10)
 	if i := bytes.Index(same, old); i >= 0 && !bytes.Contains(same[i+len(old):], old[:10]) && !bytes.Contains(same[:i], old[:10]) {
 		if j := i + len(old); j < len(same) && (same[j] == ',' || same[j] == '}') {
-			data := make([]byte, 0, len(same)+1)
-			data = append(data, same[:i+10]...)
+			buf := scratch.Get().(*[]byte)
+			defer scratch.Put(buf)
+			data := append((*buf)[:0], same[:i+10]...)
 			data = strconv.AppendInt(data, prev+1, 10)
 			data = append(data, same[j:]...)
-			return record.Adopt(m, obj, data), nil // data is this record's alone
+			if cap(data) <= maxScratch {
+				*buf = data[:0]
+			}
+			return record.New(m, obj, data), nil
 		}
 	}
 	return s.encode(m, obj)

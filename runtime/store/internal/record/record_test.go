@@ -36,3 +36,28 @@ func TestNewDoesNotRetainTheBuffer(t *testing.T) {
 		}
 	}
 }
+
+// A written record is laid out as a restored one (store.rawRecord): its
+// JSON and its keys section in one allocation of exactly their size. A
+// second layout would leave the holes that replaced restored records
+// leave in the heap for no other allocation to fill.
+func TestNewHoldsJSONAndKeysInOneAllocation(t *testing.T) {
+	m := storetest.PersonModel()
+	p := storetest.NewPerson("ann", storetest.PersonSpec{Name: "Ann", Tags: []string{"a", "b"}})
+	js, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratch := append(make([]byte, 0, 4096), js...) // room after the JSON, as an encoder's buffer has
+	r := record.New(m, p, scratch)
+	if cap(r.Data) != len(js) {
+		t.Errorf("cap(Data) = %d, want %d", cap(r.Data), len(js))
+	}
+	if end, sec := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.Data)), len(r.Data)), unsafe.Pointer(unsafe.StringData(r.Sec)); end != sec {
+		t.Errorf("the keys section is not right after the JSON (%p, JSON ends at %p)", sec, end)
+	}
+	scratch[0] = 'x'
+	if string(r.Data) != string(js) {
+		t.Error("the record's JSON changed with the buffer it was made from")
+	}
+}
