@@ -71,7 +71,7 @@ func (n *node[T]) size() int {
 type Tree[T any] struct {
 	cmp     func(a, b T) int
 	summary func(T) uint32 // nil: every node's sum is all ones
-	share   func(item, neighbour *T) bool
+	share   func(item T, neighbour *T) (T, bool)
 	root    *node[T]
 	owner   *owner
 }
@@ -108,19 +108,20 @@ func (t *Tree[T]) resum(n *node[T]) {
 }
 
 // Share makes every insert offer the new item its neighbours in the leaf,
-// one at a time until share reports that it made the item use a part of
-// one. share may change the neighbour too (it sits in a node this tree
-// owns), and must not change how either orders.
-func (t *Tree[T]) Share(share func(item, neighbour *T) bool) { t.share = share }
+// one at a time until share returns the item changed to use a part of
+// one (and true). share may change the neighbour too (it sits in a node
+// this tree owns), and must not change how either orders. The item goes
+// by value: a pointer to it would move every insert's item to the heap.
+func (t *Tree[T]) Share(share func(item T, neighbour *T) (T, bool)) { t.share = share }
 
-// adopt lets share make item use parts of its neighbours-to-be at i in
-// items. Past either end of the leaf, the neighbour is the separator that
-// bounds it (lo or hi, nil if none), a copy of an item next to it. An
-// item that replaces items[i] is not offered that one: what the replaced
-// item points at may be on its way out.
-func (t *Tree[T]) adopt(item *T, items []T, i int, replaces bool, lo, hi *T) {
+// adopt returns item as share makes it beside its neighbours-to-be at i
+// in items. Past either end of the leaf, the neighbour is the separator
+// that bounds it (lo or hi, nil if none), a copy of an item next to it.
+// An item that replaces items[i] is not offered that one: what the
+// replaced item points at may be on its way out.
+func (t *Tree[T]) adopt(item T, items []T, i int, replaces bool, lo, hi *T) T {
 	if t.share == nil {
-		return
+		return item
 	}
 	left, right := lo, hi
 	if i > 0 {
@@ -133,10 +134,13 @@ func (t *Tree[T]) adopt(item *T, items []T, i int, replaces bool, lo, hi *T) {
 		right = &items[i]
 	}
 	for _, nb := range [2]*T{left, right} {
-		if nb != nil && t.share(item, nb) {
-			return
+		if nb != nil {
+			if it, ok := t.share(item, nb); ok {
+				return it
+			}
 		}
 	}
+	return item
 }
 
 // Build returns a tree of items, which must be sorted by cmp without
@@ -297,7 +301,7 @@ func (t *Tree[T]) insert(n *node[T], item T, lo, hi *T) (right *node[T], sep T, 
 	var at int // where the item (or the new kid) went in n
 	if n.leaf() {
 		i, found := t.lowerBound(n.items, item)
-		t.adopt(&item, n.items, i, found, lo, hi)
+		item = t.adopt(item, n.items, i, found, lo, hi)
 		if found {
 			// An update usually keeps the summary: recompute the leaf
 			// only when the replaced item's bits may be gone.

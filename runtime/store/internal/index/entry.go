@@ -144,10 +144,10 @@ func (posting) ownsKey() bool { return false }
 // or deleted. The first insert beside an entry still on its own key
 // gives both a copy.
 func sharing[T keyed[T]](t *cowtree.Tree[T]) *cowtree.Tree[T] {
-	t.Share(func(it, nb *T) bool {
+	t.Share(func(it T, nb *T) (T, bool) {
 		k := (*nb).sharedKey()
-		if (*it).sharedKey() != k {
-			return false
+		if it.sharedKey() != k {
+			return it, false
 		}
 		switch {
 		case k == "":
@@ -156,8 +156,7 @@ func sharing[T keyed[T]](t *cowtree.Tree[T]) *cowtree.Tree[T] {
 			k = strings.Clone(k)
 			*nb = (*nb).withKey(k)
 		}
-		*it = (*it).withKey(k)
-		return true
+		return it.withKey(k), true
 	})
 	return t
 }
