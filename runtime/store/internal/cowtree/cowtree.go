@@ -48,10 +48,13 @@ type node[T any] struct {
 	sum   uint32 // covers the summaries of the items below
 	last  int32  // 1 + where the last insert went in this node (0: none); see splitPoint
 	// A leaf holds items; an inner node holds kids and, between them, seps:
-	// every item of kids[i] < seps[i] <= every item of kids[i+1], and
-	// seps[i] is a copy of the first item under kids[i+1], kept so by
-	// replaces and deletes: a copy of an item gone or replaced would keep
-	// whatever the item points at in memory.
+	// every item of kids[i] < seps[i] <= every item of kids[i+1]. A
+	// separator starts as a copy of the first item under kids[i+1]; a
+	// replace of that item updates it, and a delete makes it a detached
+	// copy (see Detach), so that it keeps nothing the item pointed at in
+	// memory. It keeps its place in the order: moving it up to the next
+	// item would send the inserts between the two to the other kid, and
+	// left leaves 51–63% full where inserts come in runs.
 	items []T
 	kids  []*node[T]
 	seps  []T
@@ -72,6 +75,7 @@ type Tree[T any] struct {
 	cmp     func(a, b T) int
 	summary func(T) uint32 // nil: every node's sum is all ones
 	share   func(item T, neighbour *T) (T, bool)
+	detach  func(T) T
 	root    *node[T]
 	owner   *owner
 }
@@ -113,6 +117,11 @@ func (t *Tree[T]) resum(n *node[T]) {
 // this tree owns), and must not change how either orders. The item goes
 // by value: a pointer to it would move every insert's item to the heap.
 func (t *Tree[T]) Share(share func(item T, neighbour *T) (T, bool)) { t.share = share }
+
+// Detach gives the tree a way to copy an item for a separator that
+// outlives it: detach returns an item that orders as the given one and
+// holds none of what it points at (nil: separators keep deleted items).
+func (t *Tree[T]) Detach(detach func(T) T) { t.detach = detach }
 
 // adopt returns item as share makes it beside its neighbours-to-be at i
 // in items. Past either end of the leaf, the neighbour is the separator
@@ -216,7 +225,7 @@ func first[T any](n *node[T]) T {
 // without affecting each other; nodes are copied as they are written.
 func (t *Tree[T]) Copy() *Tree[T] {
 	t.owner = new(owner)
-	return &Tree[T]{cmp: t.cmp, summary: t.summary, share: t.share, root: t.root, owner: new(owner)}
+	return &Tree[T]{cmp: t.cmp, summary: t.summary, share: t.share, detach: t.detach, root: t.root, owner: new(owner)}
 }
 
 // Len returns the number of items.
@@ -432,8 +441,8 @@ func (t *Tree[T]) delete(n *node[T], item T, lo *T) {
 		i, _ := t.lowerBound(n.items, item)
 		n.items = removeAt(n.items, i)
 		t.resum(n)
-		if i == 0 && lo != nil && len(n.items) > 0 {
-			*lo = n.items[0] // see node; emptied, the leaf's separator goes with it
+		if i == 0 && lo != nil && t.detach != nil && t.cmp(*lo, item) == 0 {
+			*lo = t.detach(*lo) // see node
 		}
 		return
 	}
@@ -447,9 +456,6 @@ func (t *Tree[T]) delete(n *node[T], item T, lo *T) {
 	t.delete(kid, item, kidLo)
 	switch {
 	case kid.count == 0:
-		if i == 0 && lo != nil && len(n.seps) > 0 {
-			*lo = n.seps[0] // the next kid's first item is now n's
-		}
 		n.kids = removeAt(n.kids, i)
 		if len(n.seps) > 0 {
 			n.seps = removeAt(n.seps, max(i-1, 0))

@@ -3,6 +3,7 @@ package cowtree
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -22,8 +23,16 @@ func byK(a, b kv) int { return cmp.Compare(a.k, b.k) }
 func sumKV(e kv) uint32 { return 1 << (uint(e.v) % 32) }
 
 func buildKV(m model) *Tree[kv] {
-	return BuildSummarized(byK, sumKV, len(m), func(i int) kv { return m[i] })
+	tr := BuildSummarized(byK, sumKV, len(m), func(i int) kv { return m[i] })
+	tr.Detach(detachKV)
+	return tr
 }
+
+// detachKV marks a separator that outlived its item (no item has v
+// detachedV), so that the invariants can tell it from a stale copy.
+func detachKV(e kv) kv { e.v = detachedV; return e }
+
+const detachedV = math.MinInt
 
 // model is the reference: a sorted slice.
 type model []kv
@@ -167,8 +176,10 @@ func invariants(t *testing.T, tr *Tree[kv], n *node[kv], root bool) int {
 		if i < len(n.seps) {
 			hi = &n.seps[i]
 		}
-		if lo != nil && first(k) != *lo {
-			t.Fatalf("separator %v, first item after it %v", *lo, first(k))
+		// With Detach, a separator is the first item after it, or a
+		// detached copy of an item deleted since: never a stale copy.
+		if lo != nil && tr.detach != nil && *lo != first(k) && lo.v != detachedV {
+			t.Fatalf("separator %v, first item after it %v: a stale copy", *lo, first(k))
 		}
 		tr2 := &Tree[kv]{cmp: byK, root: k}
 		tr2.Scan(func(e kv) bool {
@@ -445,6 +456,7 @@ func FuzzOps(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 200, 1, 130, 2})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		tr := New(byK, sumKV)
+		tr.Detach(detachKV)
 		var m model
 		var snaps []*Tree[kv]
 		var snapModels []model
@@ -667,7 +679,8 @@ type held struct {
 }
 
 // TestSeparatorsKeepNothingGone: once items are replaced or deleted, no
-// separator copy of them keeps what they pointed at in memory.
+// separator copy of them keeps what they pointed at in memory (a tree
+// with Detach, as the store's indexes are).
 func TestSeparatorsKeepNothingGone(t *testing.T) {
 	const n = 20_000
 	byHeld := func(a, b held) int { return cmp.Compare(a.k, b.k) }
@@ -677,6 +690,7 @@ func TestSeparatorsKeepNothingGone(t *testing.T) {
 	}
 	var gone atomic.Int64
 	tr := Build(byHeld, items)
+	tr.Detach(func(h held) held { h.p = nil; return h })
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, i := range rng.Perm(n) {
 		runtime.AddCleanup(items[i].p, func(*atomic.Int64) { gone.Add(1) }, &gone)

@@ -141,11 +141,13 @@ func BuildTree(m *model.Model, recs []*record.Record, order []int32, metas []Row
 			}
 		}
 	}
-	return sharing(cowtree.BuildSummarized(Compare, entrySig, len(perm), func(i int) Entry {
+	t := sharing(cowtree.BuildSummarized(Compare, entrySig, len(perm), func(i int) Entry {
 		j := perm[i]
 		o := owner[j]
 		return metas[o].entry(keys[j], recs[o])
-	})), nil
+	}))
+	t.Detach(detached)
+	return t, nil
 }
 
 // sortKeys returns the positions of keys in ascending key order, equal

@@ -161,6 +161,20 @@ func sharing[T keyed[T]](t *cowtree.Tree[T]) *cowtree.Tree[T] {
 	return t
 }
 
+// detached returns e as a separator that outlives e's record (see
+// cowtree.Detach): it orders as e, and points at a stand-in that holds
+// only what Compare reads, the name and the creation key, not the
+// record's JSON.
+func detached(e Entry) Entry {
+	if e.ownsKey() {
+		e.Key = strings.Clone(e.Key)
+	}
+	r := &record.Record{Name: e.Rec.Name}
+	record.SetKeys(r, 0, nil, record.Creation(e.Rec), "", false, nil)
+	e.Rec = r
+	return e
+}
+
 // entrySig summarises entries by their label signatures, so that a list
 // with label terms passes over whole nodes of entries that cannot match.
 func entrySig(e Entry) uint32 { return e.Sig }
