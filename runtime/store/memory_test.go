@@ -149,21 +149,20 @@ func TestReplacedVersionsKeepNoKeys(t *testing.T) {
 		p.Metadata.Labels = map[string]string{"team": "red"}
 		return p
 	}
-	create := func(s *store.Store, name string) {
-		t.Helper()
-		if _, err := s.Create(ctx, m, person(name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// update rewrites name's entries with its keys unchanged and returns
-	// the channel of the version it replaced.
-	update := func(s *store.Store, name string) <-chan struct{} {
+	// current returns name's record and the channel of its keys.
+	current := func(s *store.Store, name string) (*store.Record, <-chan struct{}) {
 		t.Helper()
 		rec, err := s.Get(ctx, m, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gone := keysGone(rec)
+		return rec, keysGone(rec)
+	}
+	// update rewrites name's entries with its keys unchanged and returns
+	// the channel of the version it replaced.
+	update := func(s *store.Store, name string) <-chan struct{} {
+		t.Helper()
+		rec, gone := current(s, name)
 		p := decode(t, rec)
 		p.Metadata.Annotations = map[string]string{"n": fmt.Sprint(time.Now().UnixNano())} // not indexed
 		if _, err := s.Update(ctx, m, p); err != nil {
@@ -173,31 +172,32 @@ func TestReplacedVersionsKeepNoKeys(t *testing.T) {
 	}
 	remove := func(s *store.Store, name string) <-chan struct{} {
 		t.Helper()
-		rec, err := s.Get(ctx, m, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gone := keysGone(rec)
+		_, gone := current(s, name)
 		if _, err := s.Delete(ctx, m, name); err != nil {
 			t.Fatal(err)
 		}
 		return gone
 	}
+	check := func(s *store.Store, replaced map[string]<-chan struct{}) {
+		t.Helper()
+		settle(t, s, m)
+		for what, gone := range replaced {
+			if !collectable(gone) {
+				t.Errorf("%s: the replaced version's keys are still reachable", what)
+			}
+		}
+	}
 
 	s := storetest.Open(t, opts, m)
 	for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
-		create(s, name)
-	}
-	written := map[string]<-chan struct{}{
-		"written, updated": update(s, "b"),
-		"written, deleted": remove(s, "a"), // the first to hold the keys b..f hold
-	}
-	settle(t, s, m)
-	for what, gone := range written {
-		if !collectable(gone) {
-			t.Errorf("%s: the replaced version's keys are still reachable", what)
+		if _, err := s.Create(ctx, m, person(name)); err != nil {
+			t.Fatal(err)
 		}
 	}
+	check(s, map[string]<-chan struct{}{
+		"written, updated": update(s, "b"),
+		"written, deleted": remove(s, "a"), // the first to hold the keys b..f hold
+	})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -206,15 +206,9 @@ func TestReplacedVersionsKeepNoKeys(t *testing.T) {
 	// sit in the JSON's allocation.
 	m = storetest.PersonModel()
 	s = storetest.Open(t, opts, m)
-	restored := map[string]<-chan struct{}{
+	check(s, map[string]<-chan struct{}{
 		"restored, updated":   update(s, "c"),
 		"restored, deleted b": remove(s, "b"), // the first by name,
 		"restored, deleted f": remove(s, "f"), // and the newest
-	}
-	settle(t, s, m)
-	for what, gone := range restored {
-		if !collectable(gone) {
-			t.Errorf("%s: the replaced version's keys are still reachable", what)
-		}
-	}
+	})
 }
