@@ -142,19 +142,21 @@ func (h *Hub[T]) Subscribe(match func(T) bool, initial []Event[T]) *Subscription
 	for _, e := range initial {
 		c <- e
 	}
-	return h.add(s)
+	h.add(s)
+	return s
 }
 
-// add registers s, or drops it with ErrClosed if h is closed.
-func (h *Hub[T]) add(s *Subscription[T]) *Subscription[T] {
+// add registers s, or drops it with ErrClosed and reports false if h is
+// closed.
+func (h *Hub[T]) add(s *Subscription[T]) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		h.drop(s, ErrClosed)
-		return s
+		return false
 	}
 	h.subs[s] = struct{}{}
-	return s
+	return true
 }
 
 // SubscribeFrom is Subscribe with initial events that initial yields,
@@ -171,12 +173,8 @@ func (h *Hub[T]) SubscribeFrom(match func(T) bool, initial func(yield func(Event
 	// Added before the pump starts: a pump whose initial events fail at
 	// once drops s, and an add after that would keep a dropped
 	// subscription in the hub for good.
-	h.add(s)
-	h.mu.Lock()
-	closed := s.done // the hub was closed: add dropped s
-	h.mu.Unlock()
-	if closed {
-		close(s.c) // no pump to leave it to
+	if !h.add(s) {
+		close(s.c) // dropped, with no pump to leave it to
 		return s
 	}
 	go s.pump(initial)
