@@ -608,13 +608,10 @@ func (s *Store) encode(m *model.Model, obj object.Object) (*Record, error) {
 		return record.New(m, obj, data), nil
 	}
 	buf := scratch.Get().(*[]byte)
-	defer scratch.Put(buf)
 	data, err := m.EncodeJSON((*buf)[:0], obj)
+	defer recycle(buf, data)
 	if err != nil {
 		return nil, fmt.Errorf("store: encode %s/%s: %w", m.Plural, obj.GetEnvelope().Metadata.Name, err)
-	}
-	if cap(data) <= maxScratch {
-		*buf = data[:0]
 	}
 	return record.New(m, obj, data), nil
 }
@@ -625,6 +622,16 @@ var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 
 const maxScratch = 64 << 10
 
+// recycle puts buf back in scratch, keeping data's array (what was
+// appended to buf, grown perhaps) unless it is larger than maxScratch or
+// there is none (an encoder that failed may return nil).
+func recycle(buf *[]byte, data []byte) {
+	if cap(data) > 0 && cap(data) <= maxScratch {
+		*buf = data[:0]
+	}
+	scratch.Put(buf)
+}
+
 // encodeNext is encode for an update: same is obj's JSON with version
 // prev, obj now carries prev+1. The version is the one member that
 // changed, so the bytes are spliced rather than encoded again when
@@ -634,13 +641,10 @@ func (s *Store) encodeNext(m *model.Model, obj object.Object, same []byte, prev 
 	if i := bytes.Index(same, old); i >= 0 && !bytes.Contains(same[i+len(old):], old[:10]) && !bytes.Contains(same[:i], old[:10]) {
 		if j := i + len(old); j < len(same) && (same[j] == ',' || same[j] == '}') {
 			buf := scratch.Get().(*[]byte)
-			defer scratch.Put(buf)
 			data := append((*buf)[:0], same[:i+10]...)
 			data = strconv.AppendInt(data, prev+1, 10)
 			data = append(data, same[j:]...)
-			if cap(data) <= maxScratch {
-				*buf = data[:0]
-			}
+			defer recycle(buf, data)
 			return record.New(m, obj, data), nil
 		}
 	}
