@@ -242,6 +242,17 @@ func (d *Decoder) Any(v any) {
 	}
 }
 
+// Skip reads the next value, whatever it is, without decoding it: for
+// readers that want a few members of a document and pass over the rest.
+func (d *Decoder) Skip() {
+	if d.failed {
+		return
+	}
+	if err := d.dec.SkipValue(); err != nil {
+		d.failed = true
+	}
+}
+
 // End checks that nothing but white space follows the document.
 func (d *Decoder) End() bool {
 	if d.failed {
