@@ -64,6 +64,27 @@ func encodePersonJSON(dst []byte, obj object.Object) ([]byte, error) {
 	return e.B, e.Err
 }
 
+// setPersonStatusJSON replaces the status of obj, a *Person, with data, a stored
+// status's JSON, or reports false where encoding/json must read it (see
+// package jsonfast): model.Model.SetStatusJSON.
+func setPersonStatusJSON(obj object.Object, data []byte) bool {
+	o, ok := obj.(*Person)
+	if !ok {
+		return false
+	}
+	d := jsonfast.NewDecoder(data)
+	defer d.Release()
+	var v *PersonStatus
+	p3 := new(PersonStatus)
+	decodePersonStatusFields(d, p3)
+	v = p3
+	if !d.End() {
+		return false
+	}
+	o.Status = v
+	return true
+}
+
 func decodePersonSpecFields(d *jsonfast.Decoder, o *PersonSpec) {
 	if !d.BeginObject() {
 		return

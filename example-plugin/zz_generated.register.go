@@ -78,9 +78,10 @@ func PersonModel() *model.Model {
 		New: func() object.Object {
 			return &Person{}
 		},
-		Plural:   PersonPlural,
-		Schema:   personSchema,
-		Singular: "person",
+		Plural:        PersonPlural,
+		Schema:        personSchema,
+		SetStatusJSON: setPersonStatusJSON,
+		Singular:      "person",
 		Validate: func(o object.Object, errs *object.FieldErrors) {
 			o.(*Person).Validate(errs)
 		},

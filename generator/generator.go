@@ -198,7 +198,12 @@ func Generate(cfg Config) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("generator: schema of %s: %w", m.Kind, err)
 		}
-		models[i] = emit.Model{Model: m, GoName: goName, Schema: js, Defaults: defaults, Codec: slices.Contains(codecModels, m.Schema)}
+		codec := slices.Contains(codecModels, m.Schema)
+		status := false
+		if st := types.Structs[goName]; st != nil {
+			_, status = st.Field("status")
+		}
+		models[i] = emit.Model{Model: m, GoName: goName, Schema: js, Defaults: defaults, Codec: codec, StatusCodec: codec && status}
 		runtimeModels[i] = runtimeModel(m, js)
 	}
 	opts := emit.Options{Package: cfg.Package, Document: FileOpenAPI}

@@ -64,6 +64,27 @@ func encodeBookJSON(dst []byte, obj object.Object) ([]byte, error) {
 	return e.B, e.Err
 }
 
+// setBookStatusJSON replaces the status of obj, a *Book, with data, a stored
+// status's JSON, or reports false where encoding/json must read it (see
+// package jsonfast): model.Model.SetStatusJSON.
+func setBookStatusJSON(obj object.Object, data []byte) bool {
+	o, ok := obj.(*Book)
+	if !ok {
+		return false
+	}
+	d := jsonfast.NewDecoder(data)
+	defer d.Release()
+	var v *BookStatus
+	p3 := new(BookStatus)
+	decodeBookStatusFields(d, p3)
+	v = p3
+	if !d.End() {
+		return false
+	}
+	o.Status = v
+	return true
+}
+
 func decodeBookSpecFields(d *jsonfast.Decoder, o *BookSpec) {
 	if !d.BeginObject() {
 		return

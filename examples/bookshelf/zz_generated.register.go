@@ -74,9 +74,10 @@ func BookModel() *model.Model {
 		New: func() object.Object {
 			return &Book{}
 		},
-		Plural:   BookPlural,
-		Schema:   bookSchema,
-		Singular: "book",
+		Plural:        BookPlural,
+		Schema:        bookSchema,
+		SetStatusJSON: setBookStatusJSON,
+		Singular:      "book",
 		Validate: func(o object.Object, errs *object.FieldErrors) {
 			o.(*Book).Validate(errs)
 		},

@@ -65,6 +65,27 @@ func encodePostJSON(dst []byte, obj object.Object) ([]byte, error) {
 	return e.B, e.Err
 }
 
+// setPostStatusJSON replaces the status of obj, a *Post, with data, a stored
+// status's JSON, or reports false where encoding/json must read it (see
+// package jsonfast): model.Model.SetStatusJSON.
+func setPostStatusJSON(obj object.Object, data []byte) bool {
+	o, ok := obj.(*Post)
+	if !ok {
+		return false
+	}
+	d := jsonfast.NewDecoder(data)
+	defer d.Release()
+	var v *PostStatus
+	p3 := new(PostStatus)
+	decodePostStatusFields(d, p3)
+	v = p3
+	if !d.End() {
+		return false
+	}
+	o.Status = v
+	return true
+}
+
 func decodePostSpecFields(d *jsonfast.Decoder, o *PostSpec) {
 	if !d.BeginObject() {
 		return

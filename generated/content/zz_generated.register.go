@@ -73,9 +73,10 @@ func PostModel() *model.Model {
 		New: func() object.Object {
 			return &Post{}
 		},
-		Plural:   PostPlural,
-		Schema:   postSchema,
-		Singular: "post",
+		Plural:        PostPlural,
+		Schema:        postSchema,
+		SetStatusJSON: setPostStatusJSON,
+		Singular:      "post",
 		Validate: func(o object.Object, errs *object.FieldErrors) {
 			o.(*Post).Validate(errs)
 		},

@@ -114,6 +114,27 @@ func encodePluginJSON(dst []byte, obj object.Object) ([]byte, error) {
 	return e.B, e.Err
 }
 
+// setPluginStatusJSON replaces the status of obj, a *Plugin, with data, a stored
+// status's JSON, or reports false where encoding/json must read it (see
+// package jsonfast): model.Model.SetStatusJSON.
+func setPluginStatusJSON(obj object.Object, data []byte) bool {
+	o, ok := obj.(*Plugin)
+	if !ok {
+		return false
+	}
+	d := jsonfast.NewDecoder(data)
+	defer d.Release()
+	var v *PluginStatus
+	p3 := new(PluginStatus)
+	decodePluginStatusFields(d, p3)
+	v = p3
+	if !d.End() {
+		return false
+	}
+	o.Status = v
+	return true
+}
+
 // decodeRoleJSON decodes data, a request body, straight into a new Role, or
 // reports false where the generic decode must read it (see package jsonfast):
 // model.Model.DecodeJSON.
@@ -314,6 +335,27 @@ func encodeUserJSON(dst []byte, obj object.Object) ([]byte, error) {
 	}
 	e.Byte('}')
 	return e.B, e.Err
+}
+
+// setUserStatusJSON replaces the status of obj, a *User, with data, a stored
+// status's JSON, or reports false where encoding/json must read it (see
+// package jsonfast): model.Model.SetStatusJSON.
+func setUserStatusJSON(obj object.Object, data []byte) bool {
+	o, ok := obj.(*User)
+	if !ok {
+		return false
+	}
+	d := jsonfast.NewDecoder(data)
+	defer d.Release()
+	var v *UserStatus
+	p3 := new(UserStatus)
+	decodeUserStatusFields(d, p3)
+	v = p3
+	if !d.End() {
+		return false
+	}
+	o.Status = v
+	return true
 }
 
 func decodePersonalAccessTokenSpecFields(d *jsonfast.Decoder, o *PersonalAccessTokenSpec) {

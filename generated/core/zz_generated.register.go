@@ -121,9 +121,10 @@ func PluginModel() *model.Model {
 		New: func() object.Object {
 			return &Plugin{}
 		},
-		Plural:   PluginPlural,
-		Schema:   pluginSchema,
-		Singular: "plugin",
+		Plural:        PluginPlural,
+		Schema:        pluginSchema,
+		SetStatusJSON: setPluginStatusJSON,
+		Singular:      "plugin",
 		Validate: func(o object.Object, errs *object.FieldErrors) {
 			o.(*Plugin).Validate(errs)
 		},
@@ -276,9 +277,10 @@ func UserModel() *model.Model {
 		New: func() object.Object {
 			return &User{}
 		},
-		Plural:   UserPlural,
-		Schema:   userSchema,
-		Singular: "user",
+		Plural:        UserPlural,
+		Schema:        userSchema,
+		SetStatusJSON: setUserStatusJSON,
+		Singular:      "user",
 		Validate: func(o object.Object, errs *object.FieldErrors) {
 			o.(*User).Validate(errs)
 		},

@@ -288,6 +288,29 @@ func encodeGroupJSON(dst []byte, obj object.Object) ([]byte, error) {
 	return e.B, e.Err
 }
 
+// setGroupStatusJSON replaces the status of obj, a *Group, with data, a stored
+// status's JSON, or reports false where encoding/json must read it (see
+// package jsonfast): model.Model.SetStatusJSON.
+func setGroupStatusJSON(obj object.Object, data []byte) bool {
+	o, ok := obj.(*Group)
+	if !ok {
+		return false
+	}
+	d := jsonfast.NewDecoder(data)
+	defer d.Release()
+	var v *FreeForm
+	p5 := new(FreeForm)
+	var v6 map[string]interface{}
+	d.Any(&v6)
+	*p5 = FreeForm(v6)
+	v = p5
+	if !d.End() {
+		return false
+	}
+	o.Status = v
+	return true
+}
+
 // decodeNotificationTemplateJSON decodes data, a request body, straight into a new NotificationTemplate, or
 // reports false where the generic decode must read it (see package jsonfast):
 // model.Model.DecodeJSON.

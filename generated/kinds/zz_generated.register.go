@@ -243,9 +243,10 @@ func GroupModel() *model.Model {
 		New: func() object.Object {
 			return &Group{}
 		},
-		Plural:   GroupPlural,
-		Schema:   groupSchema,
-		Singular: "group",
+		Plural:        GroupPlural,
+		Schema:        groupSchema,
+		SetStatusJSON: setGroupStatusJSON,
+		Singular:      "group",
 		Validate: func(o object.Object, errs *object.FieldErrors) {
 			o.(*Group).Validate(errs)
 		},

@@ -52,6 +52,9 @@ type Model struct {
 	// Codec: generator/validators emitted the model's JSON codec
 	// (decodeKJSON, encodeKJSON), for DecodeJSON and EncodeJSON.
 	Codec bool
+	// StatusCodec: it emitted the status setter too (setKStatusJSON), for
+	// SetStatusJSON; a model with a codec and a status field has one.
+	StatusCodec bool
 }
 
 // Options configure the emitters.
@@ -233,6 +236,9 @@ func registerModel(f *jen.File, m Model) {
 	if m.Codec {
 		modelDict[jen.Id("DecodeJSON")] = jen.Id("decode" + k + "JSON")
 		modelDict[jen.Id("EncodeJSON")] = jen.Id("encode" + k + "JSON")
+	}
+	if m.StatusCodec {
+		modelDict[jen.Id("SetStatusJSON")] = jen.Id("set" + k + "StatusJSON")
 	}
 	if len(indexes) > 0 {
 		modelDict[jen.Id("Indexes")] = jen.Index().Qual(pkgModel, "Index").Values(indexes...)

@@ -156,7 +156,47 @@ func (c *codecEmitter) model(name string) ([]jen.Code, error) {
 		fmt.Sprintf("encode%sJSON appends the JSON of o, a *%s, to dst: what encoding/json's", name, name),
 		"Marshal writes, without reflection (model.Model.EncodeJSON).",
 	).Func().Id("encode"+name+"JSON").Params(jen.Id("dst").Index().Byte(), jen.Id("obj").Qual(objectPkg, "Object")).Params(jen.Index().Byte(), jen.Error()).Block(body...)
-	return []jen.Code{decode, encode}, nil
+	out := []jen.Code{decode, encode}
+	if f, ok := st.Field("status"); ok {
+		set, err := c.statusSetter(name, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, set)
+	}
+	return out, nil
+}
+
+// statusSetter emits setKStatusJSON, which decodes a stored status into
+// the status field f of a *K (model.Model.SetStatusJSON): an update keeps
+// the stored status, and encoding/json took 4% of an update's CPU for it.
+func (c *codecEmitter) statusSetter(name string, f gotypes.Field) (jen.Code, error) {
+	t, err := parseType(f.Type)
+	if err != nil {
+		return nil, err
+	}
+	dec, err := c.decodeInto(jen.Id("v"), t, f.OmitEmpty)
+	if err != nil {
+		return nil, fmt.Errorf("%s.%s: %w", name, f.Name, err)
+	}
+	body := []jen.Code{
+		jen.List(jen.Id("o"), jen.Id("ok")).Op(":=").Id("obj").Assert(jen.Op("*").Id(name)),
+		jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.False())),
+		jen.Id("d").Op(":=").Qual(jsonfastPkg, "NewDecoder").Call(jen.Id("data")),
+		jen.Defer().Id("d").Dot("Release").Call(),
+		jen.Var().Id("v").Add(typeCode(t)),
+	}
+	body = append(body, dec...)
+	body = append(body,
+		jen.If(jen.Op("!").Id("d").Dot("End").Call()).Block(jen.Return(jen.False())),
+		jen.Id("o").Dot(f.Name).Op("=").Id("v"),
+		jen.Return(jen.True()),
+	)
+	return docComment(
+		fmt.Sprintf("%s replaces the status of obj, a *%s, with data, a stored", "set"+name+"StatusJSON", name),
+		"status's JSON, or reports false where encoding/json must read it (see",
+		"package jsonfast): model.Model.SetStatusJSON.",
+	).Func().Id("set"+name+"StatusJSON").Params(jen.Id("obj").Qual(objectPkg, "Object"), jen.Id("data").Index().Byte()).Bool().Block(body...), nil
 }
 
 // structFuncs emits the decoder and encoder of the non-model struct name.

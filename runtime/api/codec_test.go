@@ -20,8 +20,8 @@ import (
 func TestGeneratedCodecChangesNoAnswer(t *testing.T) {
 	fast := example.PersonModel()
 	generic := example.PersonModel()
-	generic.DecodeJSON, generic.EncodeJSON = nil, nil
-	if fast.DecodeJSON == nil || fast.EncodeJSON == nil {
+	generic.DecodeJSON, generic.EncodeJSON, generic.SetStatusJSON = nil, nil, nil
+	if fast.DecodeJSON == nil || fast.EncodeJSON == nil || fast.SetStatusJSON == nil {
 		t.Fatal("the example model has no generated codec")
 	}
 	const id = `"apiVersion":"people.example.com/v1alpha1","kind":"Person",`

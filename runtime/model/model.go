@@ -113,6 +113,13 @@ type Model struct {
 	// fills them into the decoded value (codec.TypedDefaults).
 	DecodeJSON func(data []byte) (object.Object, bool)
 
+	// SetStatusJSON, when set (generated), replaces the status of obj, an
+	// object of New's type, with data, the JSON of a status that was
+	// stored (not null). It reports false, leaving obj as it was, for
+	// anything it does not read exactly as encoding/json would; the
+	// caller then uses object.SetStatus.
+	SetStatusJSON func(obj object.Object, data []byte) bool
+
 	// EncodeJSON, when set (generated), appends the JSON of an object of
 	// the model to dst: exactly what encoding/json's Marshal writes, with
 	// no reflection. The store encodes with it. Nil: encoding/json.

@@ -349,7 +349,7 @@ func statusWrite(m *model.Model, cur *Record, obj object.Object) (object.Object,
 	if err != nil {
 		return nil, err
 	}
-	if err := object.SetStatus(next, status); err != nil {
+	if err := setStatus(m, next, status); err != nil {
 		return nil, fmt.Errorf("store: status of %s/%s: %w", m.Plural, cur.Name, err)
 	}
 	next.GetEnvelope().Metadata.Version = obj.GetEnvelope().Metadata.Version
@@ -361,12 +361,22 @@ func keepStatus(m *model.Model, cur *Record, obj object.Object) error {
 	// The stored JSON is valid: find the member without decoding the rest.
 	status, err := jsonfast.Member(cur.Data, "status")
 	if err == nil {
-		err = object.SetStatus(obj, status)
+		err = setStatus(m, obj, status)
 	}
 	if err != nil {
 		return fmt.Errorf("store: keep the status of %s/%s: %w", m.Plural, cur.Name, err)
 	}
 	return nil
+}
+
+// setStatus replaces obj's status with raw, the JSON of a stored status
+// (nil: none), through the model's generated setter when it is sure of
+// raw.
+func setStatus(m *model.Model, obj object.Object, raw []byte) error {
+	if raw != nil && m.SetStatusJSON != nil && m.SetStatusJSON(obj, raw) {
+		return nil
+	}
+	return object.SetStatus(obj, raw)
 }
 
 // withoutStatus drops the violations within status from errs.
