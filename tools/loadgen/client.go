@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -235,6 +236,23 @@ func personBody(name string, i int, labels, annotations map[string]string) []byt
 		panic(err) // only maps of strings and numbers
 	}
 	return b
+}
+
+// padAnnotation is the annotation that pads preloaded persons to
+// --preload-size.
+const padAnnotation = "loadgen.example.com/pad"
+
+// preloadBody is the create body of the i-th preloaded person, padded to
+// about size bytes when it is shorter (size 0: not padded).
+func preloadBody(name string, i, size int) []byte {
+	labels := map[string]string{"team": "t" + strconv.Itoa(i%10)}
+	body := personBody(name, i, labels, nil)
+	// The annotation adds its member and its name around the padding.
+	pad := size - len(body) - len(`,"annotations":{"":""}`) - len(padAnnotation)
+	if pad <= 0 {
+		return body
+	}
+	return personBody(name, i, labels, map[string]string{padAnnotation: strings.Repeat("x", pad)})
 }
 
 // errKind names a failure for the error breakdown: the HTTP status, or

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -103,5 +105,32 @@ func TestSentTime(t *testing.T) {
 	}
 	if _, ok := sentTime([]byte(strings.Replace(string(ev), "ADDED", "DELETED", 1)), marker); ok {
 		t.Error("a DELETED event was accepted")
+	}
+}
+
+// TestPreloadBodyPadsToSize: --preload-size pads a preloaded person's
+// body to the size asked, within the few bytes a name's length varies,
+// and leaves it as it was at 0 or below its own size.
+func TestPreloadBodyPadsToSize(t *testing.T) {
+	plain := preloadBody(preloadName("lg", 42), 42, 0)
+	for _, size := range []int{0, 100, 520, 4096} {
+		body := preloadBody(preloadName("lg", 42), 42, size)
+		var p struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(body, &p); err != nil {
+			t.Fatalf("size %d: %v: %s", size, err, body)
+		}
+		_, padded := p.Metadata.Annotations[padAnnotation]
+		switch {
+		case size <= len(plain):
+			if padded || !bytes.Equal(body, plain) {
+				t.Errorf("size %d: padded a body of %d bytes: %s", size, len(plain), body)
+			}
+		case !padded || len(body) != size:
+			t.Errorf("size %d: body of %d bytes (padded %v)", size, len(body), padded)
+		}
 	}
 }

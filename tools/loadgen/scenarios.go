@@ -245,7 +245,7 @@ func preload(ctx context.Context, c *client, cfg *config, stderr io.Writer) (*re
 					return
 				}
 				name := preloadName(cfg.Prefix, int(i))
-				body := personBody(name, int(i), map[string]string{"team": "t" + strconv.FormatInt(i%10, 10)}, nil)
+				body := preloadBody(name, int(i), cfg.PreloadSize)
 				rctx, rcancel := context.WithTimeout(pctx, requestTimeout)
 				t0 := time.Now()
 				status, err := c.do(rctx, http.MethodPost, c.coll, body, nil)
