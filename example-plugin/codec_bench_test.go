@@ -2,9 +2,11 @@ package example
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/svcrun/svc/runtime/codec"
+	"github.com/svcrun/svc/runtime/object"
 	"github.com/svcrun/svc/runtime/store"
 )
 
@@ -94,4 +96,34 @@ func BenchmarkEncode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkSetStatus is what an update pays to keep the stored status:
+// the generated setter against object.SetStatus (encoding/json by
+// reflection).
+func BenchmarkSetStatus(b *testing.B) {
+	m := PersonModel()
+	raw := []byte(`{"friendCount":3}`)
+	for _, s := range []struct {
+		name string
+		set  func(obj object.Object) error
+	}{
+		{"generated", func(obj object.Object) error {
+			if !m.SetStatusJSON(obj, raw) {
+				return errors.New("the generated setter declined a stored status")
+			}
+			return nil
+		}},
+		{"encoding-json", func(obj object.Object) error { return object.SetStatus(obj, raw) }},
+	} {
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			p := &Person{}
+			for b.Loop() {
+				if err := s.set(p); err != nil || p.Status == nil || *p.Status.FriendCount != 3 {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
