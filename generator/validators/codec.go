@@ -23,8 +23,10 @@ var jsonfastPkg = reflect.TypeFor[jsonfast.Decoder]().PkgPath()
 // (Options as for Generate): for every model K whose Go types it can
 // handle, decodeKJSON, which decodes a request body straight into a *K
 // (model.Model.DecodeJSON), and encodeKJSON, which appends what
-// encoding/json's Marshal writes for it (model.Model.EncodeJSON). It
-// returns the component names of the models it emitted codecs for; the
+// encoding/json's Marshal writes for it (model.Model.EncodeJSON), and
+// for a model with a status, setKStatusJSON, which decodes a stored
+// status into a *K (model.Model.SetStatusJSON). It returns the component
+// names of the models it emitted codecs for; the
 // others keep the generic path.
 func GenerateCodec(doc *openapi3.T, opts Options) (src []byte, models []string, err error) {
 	defer func() {
@@ -194,7 +196,7 @@ func (c *codecEmitter) statusSetter(name string, f gotypes.Field) (jen.Code, err
 		jen.Return(jen.True()),
 	)
 	return docComment(
-		fmt.Sprintf("%s replaces the status of obj, a *%s, with data, a stored", "set"+name+"StatusJSON", name),
+		fmt.Sprintf("set%sStatusJSON replaces the status of obj, a *%s, with data, a stored", name, name),
 		"status's JSON, or reports false where encoding/json must read it (see",
 		"package jsonfast): model.Model.SetStatusJSON.",
 	).Func().Id("set"+name+"StatusJSON").Params(jen.Id("obj").Qual(objectPkg, "Object"), jen.Id("data").Index().Byte()).Bool().Block(body...), nil
