@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"time"
-	"unsafe"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/store/internal/durable/etcd"
@@ -295,12 +294,12 @@ func rawRecord(e logEntry, rev int64) *Record {
 		r.Data = slices.Clone(e.data)
 		return r
 	}
-	// One allocation for both: they live and die with the record. Data's
-	// capacity ends where the keys section starts.
-	buf := make([]byte, len(e.data)+len(e.keys))
-	n := copy(buf, e.data)
-	copy(buf[n:], e.keys)
-	r.Data, r.Sec = buf[:n:n], unsafe.String(&buf[n], len(e.keys)) // buf is never written again
+	// They live and die with the record: record.Room lays them out as a
+	// written record's are.
+	data, sec := record.Room(len(e.data), len(e.keys))
+	copy(data, e.data)
+	copy(sec, e.keys)
+	r.Data, r.Sec = data, record.Section(sec)
 	return r
 }
 

@@ -22,9 +22,8 @@ import (
 //	indexes      a uvarint count, then for each of the model's own
 //	             indexes a uvarint count and its keys, sorted
 
-// appendSection appends a keys section to b, which grows once, to the
-// section's exact size: a record keeps it for as long as it is stored.
-func appendSection(b []byte, fp uint64, labels []string, creation, deletion model.Key, pending bool, counts []int, keys []model.Key) []byte {
+// sectionSize is the length of the keys section appendSection writes.
+func sectionSize(labels []string, creation, deletion model.Key, counts []int, keys []model.Key) int {
 	size := 8 + uvarintLen(len(labels)) + strLen(string(creation)) + strLen(string(deletion)) + 1 + uvarintLen(len(counts))
 	for _, l := range labels {
 		size += strLen(l)
@@ -35,6 +34,13 @@ func appendSection(b []byte, fp uint64, labels []string, creation, deletion mode
 	for _, k := range keys {
 		size += strLen(string(k))
 	}
+	return size
+}
+
+// appendSection appends a keys section to b, which grows once, to the
+// section's exact size: a record keeps it for as long as it is stored.
+func appendSection(b []byte, fp uint64, labels []string, creation, deletion model.Key, pending bool, counts []int, keys []model.Key) []byte {
+	size := sectionSize(labels, creation, deletion, counts, keys)
 	if cap(b)-len(b) < size {
 		b = append(make([]byte, 0, len(b)+size), b...)
 	}

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/svcrun/svc/runtime/model"
 	"github.com/svcrun/svc/runtime/object"
@@ -128,8 +127,8 @@ func (r *Record) Get(key string) (string, bool) {
 // New extracts the index keys of obj, which must already carry its final
 // metadata, and pairs them with a copy of its JSON, data.
 //
-// The copy and the keys section share one allocation of exactly their
-// size, as a restored record's do (store.rawRecord): data may be part of
+// The copy and the keys section take their room from Room, as a restored
+// record's do (store.rawRecord): data may be part of
 // a larger buffer (a request body, an encoder's), which the record would
 // otherwise keep alive, whole, for as long as the object is stored; and
 // a record written the same way as a restored one fills the holes that
@@ -164,12 +163,10 @@ func New(m *model.Model, obj object.Object, data []byte) *Record {
 		}
 		counts = append(counts, len(keys)-n)
 	}
-	// No room after data: appendSection allocates data's length and the
-	// section's, and copies data first.
-	n := len(data)
-	buf := appendSection(data[:n:n], m.KeysFingerprint(), labels, creation, deletion, len(md.Finalizers) > 0, counts, keys)
-	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: buf[:n:n]}
-	r.Sec = unsafe.String(&buf[n], len(buf)-n) // buf is never written again
+	own, sec := Room(len(data), sectionSize(labels, creation, deletion, counts, keys))
+	copy(own, data)
+	sec = appendSection(sec[:0], m.KeysFingerprint(), labels, creation, deletion, len(md.Finalizers) > 0, counts, keys)
+	r := &Record{Name: md.Name, Version: md.GetVersion(), Data: own, Sec: Section(sec)}
 	if !Unpack(r) {
 		panic("record: a section just built does not parse")
 	}

@@ -2,6 +2,7 @@ package record_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -59,5 +60,36 @@ func TestNewHoldsJSONAndKeysInOneAllocation(t *testing.T) {
 	scratch[0] = 'x'
 	if string(r.Data) != string(js) {
 		t.Error("the record's JSON changed with the buffer it was made from")
+	}
+}
+
+// TestNewTakesTwoAllocationsWhereTheyAreSmaller: a JSON that nearly fills
+// its size class keeps it, and the keys section goes apart (record.Room).
+func TestNewTakesTwoAllocationsWhereTheyAreSmaller(t *testing.T) {
+	m := storetest.PersonModel()
+	p := storetest.NewPerson("ann", storetest.PersonSpec{Name: "Ann", Tags: []string{"a", "b"}})
+	js, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An annotation (no index reads it) that brings the JSON to 4,090
+	// bytes: 4,096 is a size class.
+	p.Metadata.Annotations = map[string]string{"pad": ""}
+	if js, err = json.Marshal(p); err != nil {
+		t.Fatal(err)
+	}
+	p.Metadata.Annotations["pad"] = strings.Repeat("x", 4090-len(js))
+	if js, err = json.Marshal(p); err != nil || len(js) != 4090 {
+		t.Fatalf("JSON of %d bytes, %v", len(js), err)
+	}
+	r := record.New(m, p, js)
+	if string(r.Data) != string(js) || cap(r.Data) != len(js) {
+		t.Fatalf("Data of %d bytes, cap %d, want the %d of the JSON", len(r.Data), cap(r.Data), len(js))
+	}
+	if end, sec := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.Data)), len(r.Data)), unsafe.Pointer(unsafe.StringData(r.Sec)); end == sec {
+		t.Errorf("the keys section (%d bytes) shares the JSON's allocation: %d bytes where 4,096 + its own would do", len(r.Sec), len(js)+len(r.Sec))
+	}
+	if !record.Indexed(r) || record.Creation(r) == "" && p.Metadata.CreationTimestamp != nil {
+		t.Error("the record's keys do not read back")
 	}
 }

@@ -1,0 +1,66 @@
+package record
+
+import (
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+// TestAllocSizeIsTheAllocators: the probed size classes give what the
+// runtime allocates, small and large, at every class's edges.
+func TestAllocSizeIsTheAllocators(t *testing.T) {
+	sizes := []int{0, 1, 2, 7, 8, 9, maxSmall - 1, maxSmall, maxSmall + 1, 40_000, 100_000, 1 << 20}
+	for _, c := range classes {
+		sizes = append(sizes, c-1, c, c+1)
+	}
+	for range 2000 {
+		sizes = append(sizes, rand.IntN(70_000))
+	}
+	for _, n := range sizes {
+		want := 0
+		if n > 0 {
+			want = cap(append([]byte(nil), make([]byte, n)...))
+		}
+		if got := allocSize(n); got != want {
+			t.Fatalf("allocSize(%d) = %d, the allocator takes %d", n, got, want)
+		}
+	}
+	if len(classes) < 30 {
+		t.Fatalf("only %d size classes probed: %v", len(classes), classes)
+	}
+}
+
+// TestRoomTakesFewerBytes: Room shares one allocation exactly when two
+// would take no fewer bytes, and gives exact lengths and capacities.
+func TestRoomTakesFewerBytes(t *testing.T) {
+	adjacent := func(data, sec []byte) bool {
+		return unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), len(data)) == unsafe.Pointer(unsafe.SliceData(sec))
+	}
+	for _, c := range []struct {
+		n, k int
+		one  bool
+	}{
+		{3957, 147, false}, // 4,864 together, 4,096 + 160 apart
+		{520, 100, true},   // 640 together, 576 + 112 apart
+		{300, 0, true},
+	} {
+		data, sec := Room(c.n, c.k)
+		if len(data) != c.n || cap(data) != c.n || len(sec) != c.k || cap(sec) != c.k {
+			t.Fatalf("Room(%d, %d): len/cap %d/%d and %d/%d", c.n, c.k, len(data), cap(data), len(sec), cap(sec))
+		}
+		if c.k > 0 && adjacent(data, sec) != c.one {
+			t.Errorf("Room(%d, %d): one allocation = %v, want %v", c.n, c.k, !c.one, c.one)
+		}
+	}
+	for range 5000 {
+		n, k := 1+rand.IntN(20_000), 1+rand.IntN(400)
+		data, sec := Room(n, k)
+		one := allocSize(n+k) <= allocSize(n)+allocSize(k)
+		if !one && allocSize(n) == n {
+			continue // two allocations that may sit side by side by chance
+		}
+		if adjacent(data, sec) != one {
+			t.Fatalf("Room(%d, %d): one allocation = %v; together %d bytes, apart %d + %d", n, k, !one, allocSize(n+k), allocSize(n), allocSize(k))
+		}
+	}
+}
