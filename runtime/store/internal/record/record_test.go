@@ -86,7 +86,7 @@ func TestNewTakesTwoAllocationsWhereTheyAreSmaller(t *testing.T) {
 	if string(r.Data) != string(js) || cap(r.Data) != len(js) {
 		t.Fatalf("Data of %d bytes, cap %d, want the %d of the JSON", len(r.Data), cap(r.Data), len(js))
 	}
-	if end, sec := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.Data)), len(r.Data)), unsafe.Pointer(unsafe.StringData(r.Sec)); end == sec {
+	if end, sec := uintptr(unsafe.Pointer(unsafe.SliceData(r.Data)))+uintptr(len(r.Data)), uintptr(unsafe.Pointer(unsafe.StringData(r.Sec))); end == sec {
 		t.Errorf("the keys section (%d bytes) shares the JSON's allocation: %d bytes where 4,096 + its own would do", len(r.Sec), len(js)+len(r.Sec))
 	}
 	if !record.Indexed(r) || record.Creation(r) == "" && p.Metadata.CreationTimestamp != nil {
