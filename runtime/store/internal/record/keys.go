@@ -37,13 +37,9 @@ func sectionSize(labels []string, creation, deletion model.Key, counts []int, ke
 	return size
 }
 
-// appendSection appends a keys section to b, which grows once, to the
-// section's exact size: a record keeps it for as long as it is stored.
+// appendSection appends a keys section to b. A record keeps it for as long
+// as it is stored, so callers give b room for exactly sectionSize bytes.
 func appendSection(b []byte, fp uint64, labels []string, creation, deletion model.Key, pending bool, counts []int, keys []model.Key) []byte {
-	size := sectionSize(labels, creation, deletion, counts, keys)
-	if cap(b)-len(b) < size {
-		b = append(make([]byte, 0, len(b)+size), b...)
-	}
 	b = binary.LittleEndian.AppendUint64(b, fp)
 	b = binary.AppendUvarint(b, uint64(len(labels)))
 	for _, l := range labels {
@@ -86,7 +82,8 @@ func SetKeys(r *Record, fp uint64, labels []string, creation, deletion model.Key
 		counts = append(counts, len(ks))
 		all = append(all, ks...)
 	}
-	sec := appendSection(nil, fp, labels, creation, deletion, pending, counts, all)
+	sec := make([]byte, 0, sectionSize(labels, creation, deletion, counts, all))
+	sec = appendSection(sec, fp, labels, creation, deletion, pending, counts, all)
 	r.Sec = string(sec)
 	if !Unpack(r) {
 		panic("record: SetKeys built a section that does not parse")
