@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	example "github.com/svcrun/svc/example-plugin"
 	"github.com/svcrun/svc/runtime/api"
 	"github.com/svcrun/svc/runtime/codec"
 	"github.com/svcrun/svc/runtime/model"
+	"github.com/svcrun/svc/runtime/object"
 )
 
 // TestGeneratedCodecChangesNoAnswer sends the same requests to a model
@@ -158,5 +160,40 @@ func TestCreateWithDefaultsDecodesTyped(t *testing.T) {
 	}
 	if p := obj.(*example.Person); p.Spec.Age == nil || *p.Spec.Age != 30 {
 		t.Fatalf("age %v, want the default 30", p.Spec.Age)
+	}
+}
+
+// A status write and an update that keeps the stored status take the
+// model's generated status setter (TestGeneratedCodecChangesNoAnswer
+// checks that their answers are the reflection path's).
+func TestStatusWritesUseTheGeneratedSetter(t *testing.T) {
+	m := example.PersonModel()
+	set := m.SetStatusJSON
+	var calls atomic.Int64
+	m.SetStatusJSON = func(obj object.Object, data []byte) bool {
+		calls.Add(1)
+		return set(obj, data)
+	}
+	e := newEnvOf(t, m, api.Options{}, nil)
+	const id = `"apiVersion":"people.example.com/v1alpha1","kind":"Person",`
+	for _, rq := range []struct {
+		method, path, body string
+		status             int
+		calls              int64 // the setter's calls so far
+	}{
+		{"POST", base, `{` + id + `"metadata":{"name":"ann"},"spec":{"name":"Ann"}}`, http.StatusCreated, 0},
+		{"PUT", base + "/ann/status", `{` + id + `"metadata":{"name":"ann","version":0},"spec":{"name":"Ann"},"status":{"friendCount":2}}`, http.StatusOK, 1},
+		{"PUT", base + "/ann", `{` + id + `"metadata":{"name":"ann","version":1},"spec":{"name":"Ann","age":3},"status":{"friendCount":9}}`, http.StatusOK, 2},
+	} {
+		if r := e.do(rq.method, rq.path, "application/json", rq.body); r.status != rq.status {
+			t.Fatalf("%s %s: %d, want %d", rq.method, rq.path, r.status, rq.status)
+		}
+		if got := calls.Load(); got != rq.calls {
+			t.Errorf("after %s %s: the generated setter ran %d times, want %d", rq.method, rq.path, got, rq.calls)
+		}
+	}
+	r := e.do("GET", base+"/ann", "", "")
+	if st, _ := r.json(t)["status"].(map[string]any); st["friendCount"] != 2.0 {
+		t.Errorf("status after the update: %v, want the stored friendCount 2", st)
 	}
 }
